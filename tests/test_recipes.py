@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TOY
+from tpdisc.domain.recipes import RecipeGraph, load_recipes, parse_wordcraft
+from tpdisc.errors import RecipeDataError
+
+
+def test_toy_graph_structure(toy_graph: RecipeGraph) -> None:
+    g = toy_graph
+    assert g.n_elements == 16
+    assert [g.names[b] for b in g.base] == ["air", "earth", "fire", "water"]
+    water, lava = g.id_of("water"), g.id_of("lava")
+    assert {g.names[r] for r in g.combine(lava, water)} == {"stone", "obsidian"}
+    assert g.combine(water, lava) == g.combine(lava, water)
+    assert g.combine(g.id_of("air"), g.id_of("earth")) == ()
+    # lava helps make stone and obsidian: two distinct children
+    assert g.children_count[lava] == 2
+    # island needs itself: never reachable from the base elements
+    assert g.id_of("island") not in g.reachable(g.base)
+    assert len(g.reachable(g.base)) == 15
+
+
+def test_depths(toy_graph: RecipeGraph) -> None:
+    d = toy_graph.depths(toy_graph.base)
+    name = {toy_graph.names[e]: v for e, v in d.items()}
+    assert name["water"] == 0 and name["steam"] == 1 and name["stone"] == 2
+    assert name["brick"] == 2  # mud + fire, both within one step
+    assert name["wall"] == 3 and name["house"] == 4
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda d: d["entities"]["mud"].update(recipes=[["earth"]]),
+            "entity 'mud', recipe 0: expected 2 ingredients",
+        ),
+        (
+            lambda d: d["entities"]["mud"].update(recipes=[["earth", "sand"]]),
+            "ingredient 'sand' is not an entity",
+        ),
+        (lambda d: d["entities"].pop("fire"), "ingredient 'fire' is not an entity"),
+        (lambda d: d.pop("entities"), "top level must be an object"),
+        (lambda d: d["entities"]["mud"].update(recipes="earth+water"), "'recipes' must be a list"),
+    ],
+)
+def test_malformed_data_names_the_entry(mutate, message: str) -> None:
+    data = json.loads(json.dumps(TOY))
+    mutate(data)
+    with pytest.raises(RecipeDataError, match=message.replace("(", r"\(").replace("+", r"\+")):
+        parse_wordcraft(data, "toy.json")
+
+
+def test_missing_base_element(tmp_path: Path) -> None:
+    data = {"entities": {"air": {"id": 0, "recipes": []}, "earth": {"id": 1, "recipes": []}}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(RecipeDataError, match=r"base element\(s\) missing: fire, water"):
+        load_recipes(path)
+
+
+def test_bad_json_and_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("{not json")
+    with pytest.raises(RecipeDataError, match=r"bad\.json: not valid JSON"):
+        load_recipes(path)
+    with pytest.raises(RecipeDataError, match="cannot read"):
+        load_recipes(tmp_path / "nope.json")
+
+
+def test_real_graph_counts(real_graph: RecipeGraph) -> None:
+    assert real_graph.n_elements == 700
+    assert len(real_graph.recipes) == 3285
+    assert sum(len(r) > 1 for r in real_graph.recipes.values()) == 134
+    assert len(real_graph.reachable(real_graph.base)) == 697
+    assert real_graph.sha256 == "757422df36f8805b1a56c418e613c6418c905b0956e6f2fb3dff78569933d25d"

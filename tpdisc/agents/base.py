@@ -1,0 +1,87 @@
+"""The agent interface: how a player picks the pair it attempts each step.
+
+The game loop owns what is true of an agent (inventory, memories); an agent owns what it
+believes (which pairs it knows the outcome of, how much it values them). Agents see the
+recipe graph only through what their model is allowed to know.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tpdisc.domain.recipes import Pair, RecipeGraph
+
+# A memory as the game stores it: (ingredient, ingredient, result id or -1 on failure).
+Memory = tuple[int, int, int]
+FAILED = -1
+
+
+@dataclass
+class AgentState:
+    """What the game knows of one agent. Agents read it and never write it."""
+
+    inventory: list[int]
+    owned: np.ndarray
+    memories: list[Memory] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, n_elements: int, inventory: Sequence[int]) -> AgentState:
+        owned = np.zeros(n_elements, dtype=bool)
+        owned[list(inventory)] = True
+        return cls(list(inventory), owned)
+
+
+@dataclass(frozen=True)
+class AgentParams:
+    """Parameters shared by the agent models; each model reads the ones it uses."""
+
+    p_social: float = 0.5
+    beta: float = 0.05
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """Everything a factory needs to build one agent for one simulation."""
+
+    graph: RecipeGraph
+    agent_id: int
+    n_agents: int
+    n_steps: int
+    params: AgentParams
+
+
+class Agent(ABC):
+    """One player of Collective Little Alchemy."""
+
+    kind: str = "agent"
+
+    @abstractmethod
+    def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        """Pick the pair to attempt from ``state.inventory`` plus the ``social`` elements."""
+
+    def observe_own(self, a: int, b: int, result: int) -> None:  # noqa: B027
+        """The outcome of the agent's own attempt (``result`` is -1 on failure)."""
+
+    def observe_received(self, memories: Sequence[Memory]) -> None:  # noqa: B027
+        """Memories other agents sent it this step (after the attention bottleneck)."""
+
+    def stats(self) -> dict[str, float]:
+        """Counters worth reporting (fallbacks, tokens…); empty for most agents."""
+        return {}
+
+    @classmethod
+    def choose_many(
+        cls,
+        agents: Sequence[Agent],
+        states: Sequence[AgentState],
+        socials: Sequence[Sequence[int]],
+        rngs: Sequence[np.random.Generator],
+    ) -> list[Pair]:
+        """Choices of several agents of this kind at once (LLM agents query concurrently)."""
+        return [
+            a.choose(s, soc, r) for a, s, soc, r in zip(agents, states, socials, rngs, strict=True)
+        ]

@@ -1,0 +1,61 @@
+"""Agent types by name, and populations that may mix several of them."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from tpdisc.agents.base import Agent, AgentContext
+from tpdisc.errors import ConfigError
+
+AgentFactory = Callable[[AgentContext], Agent]
+
+# Imported lazily: some agent types pull in heavy models or network clients.
+AGENT_TYPES: dict[str, str] = {
+    "stochastic": "tpdisc.agents.stochastic:StochasticAgent",
+}
+
+Population = tuple[tuple[str, int], ...]
+
+
+def agent_factory(kind: str) -> AgentFactory:
+    if kind not in AGENT_TYPES:
+        raise ConfigError(f"unknown agent type {kind!r}; choose from {', '.join(AGENT_TYPES)}")
+    module_name, class_name = AGENT_TYPES[kind].split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    factory: AgentFactory = cls.from_context
+    return factory
+
+
+def parse_population(text: str) -> Population:
+    """Parse ``"empowerment:4,stochastic:3,llm:3"`` (a bare type name means one agent)."""
+    groups: list[tuple[str, int]] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, _, count = part.partition(":")
+        kind = kind.strip()
+        if kind not in AGENT_TYPES:
+            raise ConfigError(
+                f"population {text!r}: unknown agent type {kind!r}; "
+                f"choose from {', '.join(AGENT_TYPES)}"
+            )
+        try:
+            n = int(count) if count else 1
+        except ValueError:
+            raise ConfigError(
+                f"population {text!r}: count {count!r} is not a whole number"
+            ) from None
+        if n < 1:
+            raise ConfigError(f"population {text!r}: count of {kind!r} must be at least 1")
+        groups.append((kind, n))
+    if not groups:
+        raise ConfigError(f"population {text!r} names no agents")
+    return tuple(groups)
+
+
+def population_size(population: Population) -> int:
+    return sum(n for _, n in population)
+
+
+def agent_kinds(population: Population) -> list[str]:
+    """The type of each agent id, in order."""
+    return [kind for kind, n in population for _ in range(n)]

@@ -1,0 +1,70 @@
+"""Where the recipe data comes from: explicit path, environment, user cache, download."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.request
+from pathlib import Path
+
+import platformdirs
+
+from tpdisc.domain.recipes import RecipeGraph, load_recipes
+from tpdisc.errors import RecipeDataError
+
+ENV_VAR = "TPDISC_RECIPES"
+FILE_NAME = "alchemy2.json"
+SHA256 = "757422df36f8805b1a56c418e613c6418c905b0956e6f2fb3dff78569933d25d"
+URL = "https://raw.githubusercontent.com/minqi/wordcraft/main/datasets/alchemy2.json"
+
+
+def cache_dir() -> Path:
+    """The user cache directory of tpdisc (``TPDISC_CACHE`` overrides it)."""
+    override = os.environ.get("TPDISC_CACHE")
+    return Path(override) if override else Path(platformdirs.user_cache_dir("tpdisc"))
+
+
+def download(url: str = URL, dest: Path | None = None, sha256: str = SHA256) -> Path:
+    """Fetch the public recipe file, check its sha256, and store it in the user cache."""
+    dest = dest or cache_dir() / FILE_NAME
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            payload = response.read()
+    except OSError as err:
+        raise RecipeDataError(f"download of {url} failed: {err}") from None
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != sha256:
+        raise RecipeDataError(f"download of {url}: sha256 {digest} does not match {sha256}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".part")
+    tmp.write_bytes(payload)
+    tmp.replace(dest)
+    return dest
+
+
+def locate_recipes(path: str | Path | None = None, *, allow_download: bool = True) -> Path:
+    """Find the recipe file: ``path``, then ``$TPDISC_RECIPES``, the user cache, a download."""
+    if path:
+        return Path(path)
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    cached = cache_dir() / FILE_NAME
+    if cached.is_file():
+        return cached
+    if allow_download:
+        try:
+            return download(dest=cached)
+        except RecipeDataError as err:
+            reason = str(err)
+    else:
+        reason = "download disabled"
+    raise RecipeDataError(
+        f"no recipe data: no --recipes path, ${ENV_VAR} unset, nothing in {cached}, and {reason}; "
+        f"point the tool at a local copy with --recipes PATH or {ENV_VAR}=PATH"
+    )
+
+
+def default_graph(path: str | Path | None = None) -> RecipeGraph:
+    """Load the recipe graph from wherever :func:`locate_recipes` finds it."""
+    return load_recipes(locate_recipes(path))

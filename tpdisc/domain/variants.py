@@ -1,0 +1,85 @@
+"""Domain variants used to test how protocols generalise beyond the full game."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.errors import ConfigError
+
+VARIANTS: tuple[str, ...] = ("full", "depth-limited", "3-item", "heterogeneous", "dropout")
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """Which variant to play and its parameters (plain data, part of a run's config)."""
+
+    name: str = "full"
+    max_depth: int = 3
+    dropout_target: int = 300
+    dropout_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.name not in VARIANTS:
+            raise ConfigError(f"unknown variant {self.name!r}; choose from {', '.join(VARIANTS)}")
+        if self.max_depth < 1:
+            raise ConfigError(f"max_depth must be at least 1, got {self.max_depth}")
+        if self.dropout_target < 5:
+            raise ConfigError(f"dropout_target must be at least 5, got {self.dropout_target}")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A graph to play on and the start inventories, cycled over agents."""
+
+    name: str
+    graph: RecipeGraph
+    start_sets: tuple[tuple[int, ...], ...]
+
+    def start_inventory(self, agent: int) -> tuple[int, ...]:
+        return self.start_sets[agent % len(self.start_sets)]
+
+    @property
+    def reachable(self) -> frozenset[int]:
+        """Elements the population could reach together, pooling every start set."""
+        return self.graph.reachable(set(itertools.chain(*self.start_sets)))
+
+    def reachable_per_start(self) -> list[int]:
+        return [len(self.graph.reachable(s)) for s in self.start_sets]
+
+
+def make_domain(graph: RecipeGraph, spec: VariantSpec | None = None) -> Domain:
+    """Build the domain of ``spec`` from the full graph."""
+    spec = spec or VariantSpec()
+    base = graph.base
+    if spec.name == "full":
+        return Domain("full", graph, (base,))
+    if spec.name == "depth-limited":
+        depths = graph.depths(base)
+        keep = [e for e, d in depths.items() if d <= spec.max_depth]
+        return Domain("depth-limited", graph.restricted_to(keep), (base,))
+    if spec.name == "3-item":
+        # Agent i lacks base element i mod 4, so the group holds all four between them
+        # while each member needs the others for part of the game.
+        starts = tuple(tuple(b for b in base if b != dropped) for dropped in base)
+        return Domain("3-item", graph, starts)
+    if spec.name == "heterogeneous":
+        return Domain("heterogeneous", graph, tuple(itertools.combinations(base, 2)))
+    return Domain("dropout", _dropout(graph, spec), (base,))
+
+
+def _dropout(graph: RecipeGraph, spec: VariantSpec) -> RecipeGraph:
+    """Remove random non-base elements until fewer than ``dropout_target`` stay reachable."""
+    rng = np.random.default_rng(spec.dropout_seed)
+    kept = set(range(graph.n_elements))
+    reduced = graph
+    candidates = [e for e in range(graph.n_elements) if e not in graph.base]
+    for e in rng.permutation(candidates):
+        if len(reduced.reachable(graph.base)) < spec.dropout_target:
+            break
+        kept.discard(int(e))
+        reduced = graph.restricted_to(kept)
+    return reduced

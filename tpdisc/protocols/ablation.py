@@ -1,0 +1,45 @@
+"""State-agnostic ablation: keep a protocol's schedule, randomise what it sends.
+
+A protocol's run is recorded as a schedule (per step: teacher → learner, how many
+memories). Replaying that schedule with each memory drawn uniformly at random from the
+teacher's memories at that step keeps who-talks-to-whom-and-how-much exactly, and removes
+everything the protocol knew about the content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
+from tpdisc.sim.schedule import Schedule
+
+
+class ScheduleReplay:
+    """A protocol that follows a recorded schedule with random content."""
+
+    def __init__(self, schedule: Schedule, seed: int | None = None) -> None:
+        self.schedule = schedule
+        self.rng = np.random.default_rng(seed)
+
+    def share_memories(
+        self, i_step: int, agent_states: AgentStates
+    ) -> dict[int, list[tuple[int, int]]]:
+        exchanges: dict[int, list[tuple[int, int]]] = {}
+        for teacher, learner, count in self.schedule.at(i_step):
+            n_mem = len(agent_states[teacher]["memories"])
+            picks = self.rng.integers(n_mem, size=count)
+            exchanges.setdefault(learner, []).extend((teacher, int(i)) for i in picks)
+        return exchanges
+
+
+@dataclass(frozen=True)
+class ReplayProtocol(ProtocolSpec):
+    """Opens a :class:`ScheduleReplay` of one recorded schedule (one seed's run)."""
+
+    name: str
+    schedule: Schedule
+
+    def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
+        return InProcessRunner(self.name, ScheduleReplay(self.schedule, seed))

@@ -1,0 +1,110 @@
+"""The call boundary between the game and a transmission protocol.
+
+A protocol is any object with ``share_memories(i_step, agent_states)``; the game talks to it
+through a :class:`ProtocolRunner`, so that an in-process call and a sandboxed worker are
+interchangeable. A :class:`ProtocolSpec` is the picklable recipe for opening runners, one
+per simulation.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from tpdisc.errors import ProtocolError
+
+# {agent_id: {"inventory": (name, ...), "memories": ((e1, e2, result_or_None), ...)}}
+AgentStates = dict[int, dict[str, tuple[Any, ...]]]
+
+
+class ProtocolRunner(ABC):
+    """One live protocol instance, for the length of one simulation."""
+
+    @abstractmethod
+    def share(self, step: int, agent_states: AgentStates) -> object:
+        """The protocol's raw answer for ``step``; the game validates it."""
+
+    def logs(self) -> list[dict[str, Any]]:
+        """What the protocol's optional ``get_logs`` returned (empty when it has none)."""
+        return []
+
+    def close(self) -> None:  # noqa: B027
+        """Release whatever the runner holds (a worker process, for a sandbox)."""
+
+    def __enter__(self) -> ProtocolRunner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class ProtocolSpec(ABC):
+    """What to evaluate: a name and the means to open one runner per simulation."""
+
+    name: str
+
+    @abstractmethod
+    def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
+        """Start a fresh protocol instance whose random choices follow ``seed``."""
+
+
+def seed_global_generators(seed: int) -> None:
+    """Seed ``random`` and ``np.random``, which protocol code written to the spec uses.
+
+    Only in-process protocols need this; the game itself draws from its own generators, so
+    whatever a protocol does to these modules cannot change the game's random streams.
+    """
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+
+
+class InProcessRunner(ProtocolRunner):
+    """Calls a protocol object directly. Only for code the user trusts."""
+
+    def __init__(self, name: str, instance: object) -> None:
+        self.name = name
+        share = getattr(instance, "share_memories", None)
+        if not callable(share):
+            raise ProtocolError(f"{name}: the protocol object has no share_memories method")
+        self._share: Callable[[int, AgentStates], object] = share
+        self._instance = instance
+
+    def share(self, step: int, agent_states: AgentStates) -> object:
+        try:
+            return self._share(step, agent_states)
+        except Exception as err:
+            raise ProtocolError(
+                f"{self.name}: {describe_exception(err)} in share_memories at step {step}"
+            ) from err
+
+    def logs(self) -> list[dict[str, Any]]:
+        get_logs = getattr(self._instance, "get_logs", None)
+        if not callable(get_logs):
+            return []
+        try:
+            logs = get_logs()
+        except Exception as err:
+            raise ProtocolError(f"{self.name}: {describe_exception(err)} in get_logs") from err
+        return list(logs) if isinstance(logs, list | tuple) else []
+
+
+def describe_exception(err: BaseException) -> str:
+    """``TypeName: message (line N)``, with the line in the protocol's own source if known."""
+    line = ""
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<protocol"):
+            line = f" (line {tb.tb_lineno})"
+        tb = tb.tb_next
+    message = str(err)
+    return f"{type(err).__name__}: {message}{line}" if message else f"{type(err).__name__}{line}"

@@ -1,0 +1,144 @@
+"""Fitness of a protocol: the coverage it reaches over many seeded simulations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tpdisc.domain.variants import Domain
+from tpdisc.protocols.ablation import ReplayProtocol
+from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.executors import Executor, SerialExecutor
+from tpdisc.sim.game import SimResult, run_simulation
+
+
+def sem(values: Sequence[float]) -> float:
+    """Standard error of the mean (0 for fewer than two values)."""
+    arr = np.asarray(values, dtype=float)
+    return float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else 0.0
+
+
+@dataclass
+class Evaluation:
+    """One protocol's simulations under one configuration."""
+
+    protocol: str
+    seeds: list[int]
+    final: list[int]
+    curves: list[list[int]]
+    received: list[int] = field(default_factory=list)
+    novel_received: list[int] = field(default_factory=list)
+    agent_stats: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_results(cls, protocol: str, results: Sequence[SimResult]) -> Evaluation:
+        stats: dict[str, float] = {}
+        for r in results:
+            for key, value in r.agent_stats.items():
+                stats[key] = stats.get(key, 0.0) + value
+        return cls(
+            protocol=protocol,
+            seeds=[r.seed for r in results],
+            final=[r.final for r in results],
+            curves=[r.curve for r in results],
+            received=[r.received for r in results],
+            novel_received=[r.novel_received for r in results],
+            agent_stats=stats,
+        )
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.final))
+
+    @property
+    def sem(self) -> float:
+        return sem(self.final)
+
+    def curve_mean(self) -> list[float]:
+        return [float(v) for v in np.asarray(self.curves, dtype=float).mean(axis=0)]
+
+    def curve_sem(self) -> list[float]:
+        arr = np.asarray(self.curves, dtype=float)
+        if arr.shape[0] < 2:
+            return [0.0] * arr.shape[1]
+        return [float(v) for v in arr.std(axis=0, ddof=1) / np.sqrt(arr.shape[0])]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "mean": self.mean,
+            "sem": self.sem,
+            "seeds": self.seeds,
+            "final": self.final,
+            "curve_mean": self.curve_mean(),
+            "curve_sem": self.curve_sem(),
+            "received_per_agent": [
+                float(x) for x in np.asarray(self.received) / max(1, len(self.curves))
+            ],
+            "agent_stats": self.agent_stats,
+        }
+
+
+@dataclass(frozen=True)
+class SimTask:
+    """One simulation to run: everything a worker process needs, picklable."""
+
+    domain: Domain
+    config: SimConfig
+    protocol: ProtocolSpec
+    seed: int
+    record_log: bool = False
+
+    def __call__(self) -> SimResult:
+        return run_simulation(
+            self.domain, self.config, self.protocol, self.seed, record_log=self.record_log
+        )
+
+
+def evaluate(
+    domain: Domain,
+    config: SimConfig,
+    protocol: ProtocolSpec,
+    seeds: Sequence[int],
+    *,
+    executor: Executor | None = None,
+    on_result: Callable[[SimResult], None] | None = None,
+) -> Evaluation:
+    """Run ``protocol`` once per seed and gather the final coverages and curves."""
+    tasks = [SimTask(domain, config, protocol, s) for s in seeds]
+    results = (executor or SerialExecutor()).run(tasks, on_result)
+    return Evaluation.from_results(protocol.name, results)
+
+
+@dataclass(frozen=True)
+class AblatedTask:
+    """Run a protocol, then replay its schedule with random content, under one seed."""
+
+    domain: Domain
+    config: SimConfig
+    protocol: ProtocolSpec
+    seed: int
+
+    def __call__(self) -> SimResult:
+        original = run_simulation(self.domain, self.config, self.protocol, self.seed)
+        replay = ReplayProtocol(f"{self.protocol.name} (ablated)", original.schedule)
+        return run_simulation(self.domain, self.config, replay, self.seed)
+
+
+def evaluate_ablated(
+    domain: Domain,
+    config: SimConfig,
+    protocol: ProtocolSpec,
+    seeds: Sequence[int],
+    *,
+    executor: Executor | None = None,
+    on_result: Callable[[SimResult], None] | None = None,
+) -> Evaluation:
+    """The state-agnostic ablation of ``protocol`` on ``seeds`` (SPEC §5)."""
+    tasks = [AblatedTask(domain, config, protocol, s) for s in seeds]
+    results = (executor or SerialExecutor()).run(tasks, on_result)
+    return Evaluation.from_results(f"{protocol.name} (ablated)", results)

@@ -1,0 +1,235 @@
+"""The game loop of Collective Little Alchemy (SPEC §1).
+
+Each step: (1) every agent attempts one pair from its inventory plus last step's social
+inventory; (2) only an agent's own success enters its inventory; (3) the protocol routes
+memories; (4) each recipient keeps at most ``bottleneck`` of them (a uniform random
+subset), and the elements they name form its social inventory for the next step only.
+
+When a pair has several results, one attempt yields one of them: uniformly among those the
+agent does not own yet, or among all of them when it owns every one. The memory records
+that single result, so an agent still gains at most one element per step.
+
+Coverage counts the distinct elements in the union of all inventories, *including* the
+start elements (four in the full game): it is 4 before the first step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentState, Memory
+from tpdisc.agents.population import agent_factory, agent_kinds
+from tpdisc.domain.variants import Domain
+from tpdisc.errors import ProtocolError
+from tpdisc.protocols.exchanges import validate_exchanges
+from tpdisc.protocols.interface import AgentStates, ProtocolSpec
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.log import TransmissionLog
+from tpdisc.sim.schedule import Schedule
+
+
+@dataclass
+class SimResult:
+    """The outcome of one simulation."""
+
+    seed: int
+    curve: list[int]  # coverage before the first step, then after each step (T + 1 values)
+    schedule: Schedule
+    log: TransmissionLog | None = None
+    protocol_logs: list[dict[str, Any]] = field(default_factory=list)
+    received: int = 0  # memories that passed the bottleneck, all agents together
+    novel_received: int = 0  # of those, memories of pairs the learner had not tried itself
+    agent_stats: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def final(self) -> int:
+        return self.curve[-1]
+
+
+def seed_streams(
+    seed: int, n_agents: int
+) -> tuple[np.random.Generator, int, list[np.random.Generator]]:
+    """Independent streams for the game, the protocol and each agent, all from ``seed``."""
+    root = np.random.SeedSequence(seed)
+    game_seq, protocol_seq, *agent_seqs = root.spawn(2 + n_agents)
+    protocol_seed = int(protocol_seq.generate_state(1)[0])
+    return (
+        np.random.default_rng(game_seq),
+        protocol_seed,
+        [np.random.default_rng(s) for s in agent_seqs],
+    )
+
+
+def build_agents(domain: Domain, config: SimConfig) -> list[Agent]:
+    return [
+        agent_factory(kind)(
+            AgentContext(domain.graph, i, config.n_agents, config.n_steps, config.params)
+        )
+        for i, kind in enumerate(agent_kinds(config.agents))
+    ]
+
+
+class Game:
+    """The mutable state of one simulation; :func:`run_simulation` drives it."""
+
+    def __init__(self, domain: Domain, config: SimConfig, seed: int, record_log: bool) -> None:
+        self.graph = domain.graph
+        self.config = config
+        self.names = self.graph.names
+        self.rng, self.protocol_seed, self.agent_rngs = seed_streams(seed, config.n_agents)
+        self.agents = build_agents(domain, config)
+        starts = [domain.start_inventory(i) for i in range(config.n_agents)]
+        self.states = [AgentState.start(self.graph.n_elements, s) for s in starts]
+        self.inventory_names: list[list[str]] = [[self.names[e] for e in s] for s in starts]
+        self.memory_names: list[list[tuple[str, str, str | None]]] = [[] for _ in starts]
+        self.tried: list[set[tuple[int, int]]] = [set() for _ in starts]
+        self.social: list[list[int]] = [[] for _ in starts]
+        self.discovered = np.zeros(self.graph.n_elements, dtype=bool)
+        for s in starts:
+            self.discovered[list(s)] = True
+        self.coverage = int(self.discovered.sum())
+        self.schedule = Schedule()
+        self.log = TransmissionLog() if record_log else None
+        self.received = 0
+        self.novel_received = 0
+        groups: dict[type[Agent], list[int]] = {}
+        for i, agent in enumerate(self.agents):
+            groups.setdefault(type(agent), []).append(i)
+        self.groups = list(groups.items())
+
+    def choose(self) -> list[tuple[int, int]]:
+        choices: list[tuple[int, int]] = [(0, 0)] * len(self.agents)
+        for cls, ids in self.groups:
+            picked = cls.choose_many(
+                [self.agents[i] for i in ids],
+                [self.states[i] for i in ids],
+                [self.social[i] for i in ids],
+                [self.agent_rngs[i] for i in ids],
+            )
+            for i, pair in zip(ids, picked, strict=True):
+                choices[i] = pair
+        return choices
+
+    def attempt(self, agent_id: int, a: int, b: int) -> None:
+        state = self.states[agent_id]
+        usable = set(self.social[agent_id])
+        for e in (a, b):
+            if not state.owned[e] and e not in usable:
+                raise RuntimeError(
+                    f"agent {agent_id} ({self.agents[agent_id].kind}) attempted "
+                    f"{self.names[e]!r}, which it can neither own nor borrow"
+                )
+        results = self.graph.combine(a, b)
+        result = FAILED
+        if len(results) == 1:
+            result = results[0]
+        elif results:
+            new = [r for r in results if not state.owned[r]]
+            options = new or list(results)
+            result = options[int(self.rng.integers(len(options)))]
+        if result != FAILED and not state.owned[result]:
+            state.owned[result] = True
+            state.inventory.append(result)
+            self.inventory_names[agent_id].append(self.names[result])
+            if not self.discovered[result]:
+                self.discovered[result] = True
+                self.coverage += 1
+        memory: Memory = (a, b, result)
+        state.memories.append(memory)
+        self.memory_names[agent_id].append(
+            (self.names[a], self.names[b], self.names[result] if result != FAILED else None)
+        )
+        self.tried[agent_id].add((min(a, b), max(a, b)))
+        self.agents[agent_id].observe_own(a, b, result)
+
+    def agent_states(self) -> AgentStates:
+        """Fresh, immutable views: a protocol can read everything and change nothing."""
+        return {
+            i: {"inventory": tuple(inv), "memories": tuple(mem)}
+            for i, (inv, mem) in enumerate(
+                zip(self.inventory_names, self.memory_names, strict=True)
+            )
+        }
+
+    def deliver(self, step: int, exchanges: dict[int, list[tuple[int, int]]]) -> None:
+        self.schedule.record(exchanges)
+        limit = self.config.bottleneck
+        new_social: list[list[int]] = [[] for _ in self.agents]
+        for learner in sorted(exchanges):
+            entries = exchanges[learner]
+            kept = np.ones(len(entries), dtype=bool)
+            if len(entries) > limit:
+                kept[:] = False
+                kept[self.rng.choice(len(entries), size=limit, replace=False)] = True
+            memories: list[Memory] = []
+            for (teacher, index), survived in zip(entries, kept, strict=True):
+                memory = self.states[teacher].memories[index]
+                if self.log is not None:
+                    self.log.append(step, teacher, learner, index, memory, bool(survived))
+                if survived:
+                    memories.append(memory)
+            elements: dict[int, None] = {}
+            tried = self.tried[learner]
+            for a, b, r in memories:
+                elements[a] = elements[b] = None
+                if r != FAILED:
+                    elements[r] = None
+                if (min(a, b), max(a, b)) not in tried:
+                    self.novel_received += 1
+            self.received += len(memories)
+            new_social[learner] = list(elements)
+            if memories:
+                self.agents[learner].observe_received(memories)
+        self.social = new_social
+
+
+def run_simulation(
+    domain: Domain,
+    config: SimConfig,
+    protocol: ProtocolSpec,
+    seed: int,
+    *,
+    record_log: bool = False,
+    on_step: Callable[[int, int], None] | None = None,
+) -> SimResult:
+    """Play one game of ``config.n_steps`` steps under ``protocol``; reproducible from seed."""
+    game = Game(domain, config, seed, record_log)
+    curve = [game.coverage]
+    with protocol.open(config.n_agents, config.n_steps, game.protocol_seed) as runner:
+        for step in range(config.n_steps):
+            for agent_id, (a, b) in enumerate(game.choose()):
+                game.attempt(agent_id, a, b)
+            raw = runner.share(step, game.agent_states())
+            try:
+                exchanges = validate_exchanges(raw, [len(s.memories) for s in game.states])
+            except ProtocolError as err:
+                raise ProtocolError(
+                    f"{protocol.name}: invalid exchange at step {step}: {err}"
+                ) from None
+            game.deliver(step, exchanges)
+            curve.append(game.coverage)
+            if on_step is not None:
+                on_step(step, game.coverage)
+        protocol_logs = runner.logs()
+    stats: dict[str, float] = {}
+    for agent in game.agents:
+        for key, value in agent.stats().items():
+            stats[key] = stats.get(key, 0.0) + value
+    return SimResult(
+        seed=seed,
+        curve=curve,
+        schedule=game.schedule,
+        log=game.log,
+        protocol_logs=protocol_logs,
+        received=game.received,
+        novel_received=game.novel_received,
+        agent_stats=stats,
+    )
+
+
+def final_coverages(results: Sequence[SimResult]) -> list[int]:
+    return [r.final for r in results]

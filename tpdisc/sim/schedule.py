@@ -1,0 +1,36 @@
+"""Who sent how many memories to whom, step by step."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+# (teacher, learner, number of memories sent, before the attention bottleneck)
+Transfer = tuple[int, int, int]
+
+
+@dataclass
+class Schedule:
+    """The routing of one simulation, without the content."""
+
+    steps: list[list[Transfer]] = field(default_factory=list)
+
+    def record(self, exchanges: dict[int, list[tuple[int, int]]]) -> None:
+        counts: Counter[tuple[int, int]] = Counter()
+        for learner, entries in exchanges.items():
+            for teacher, _ in entries:
+                counts[(teacher, learner)] += 1
+        self.steps.append([(t, learner, n) for (t, learner), n in sorted(counts.items())])
+
+    def at(self, step: int) -> list[Transfer]:
+        return self.steps[step] if step < len(self.steps) else []
+
+    def total_sent(self) -> int:
+        return sum(n for step in self.steps for _, _, n in step)
+
+    def to_json(self) -> list[list[list[int]]]:
+        return [[list(t) for t in step] for step in self.steps]
+
+    @classmethod
+    def from_json(cls, data: list[list[list[int]]]) -> Schedule:
+        return cls([[(int(t), int(learner), int(n)) for t, learner, n in step] for step in data])
