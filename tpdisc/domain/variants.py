@@ -72,14 +72,24 @@ def make_domain(graph: RecipeGraph, spec: VariantSpec | None = None) -> Domain:
 
 
 def _dropout(graph: RecipeGraph, spec: VariantSpec) -> RecipeGraph:
-    """Remove random non-base elements until fewer than ``dropout_target`` stay reachable."""
+    """Remove random non-base elements until fewer than ``dropout_target`` stay reachable.
+
+    Removing one key element (say, stone) can cut hundreds of others off at once, so a
+    removal that would leave fewer than 90% of the target is skipped: the variant ends just
+    under the target instead of far below it.
+    """
     rng = np.random.default_rng(spec.dropout_seed)
+    floor = int(0.9 * spec.dropout_target)
     kept = set(range(graph.n_elements))
     reduced = graph
     candidates = [e for e in range(graph.n_elements) if e not in graph.base]
     for e in rng.permutation(candidates):
-        if len(reduced.reachable(graph.base)) < spec.dropout_target:
-            break
+        trial = graph.restricted_to(kept - {int(e)})
+        reachable = len(trial.reachable(graph.base))
+        if reachable < floor:
+            continue
         kept.discard(int(e))
-        reduced = graph.restricted_to(kept)
+        reduced = trial
+        if reachable < spec.dropout_target:
+            break
     return reduced

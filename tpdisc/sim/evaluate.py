@@ -123,10 +123,10 @@ class AblatedTask:
     protocol: ProtocolSpec
     seed: int
 
-    def __call__(self) -> SimResult:
+    def __call__(self) -> tuple[SimResult, SimResult]:
         original = run_simulation(self.domain, self.config, self.protocol, self.seed)
         replay = ReplayProtocol(f"{self.protocol.name} (ablated)", original.schedule)
-        return run_simulation(self.domain, self.config, replay, self.seed)
+        return original, run_simulation(self.domain, self.config, replay, self.seed)
 
 
 def evaluate_ablated(
@@ -136,9 +136,15 @@ def evaluate_ablated(
     seeds: Sequence[int],
     *,
     executor: Executor | None = None,
-    on_result: Callable[[SimResult], None] | None = None,
-) -> Evaluation:
-    """The state-agnostic ablation of ``protocol`` on ``seeds`` (SPEC §5)."""
+    on_result: Callable[[tuple[SimResult, SimResult]], None] | None = None,
+) -> tuple[Evaluation, Evaluation]:
+    """A protocol and its state-agnostic ablation (SPEC §5), seed by seed.
+
+    Each seed's ablated run replays the schedule of the original run under the same seed.
+    """
     tasks = [AblatedTask(domain, config, protocol, s) for s in seeds]
-    results = (executor or SerialExecutor()).run(tasks, on_result)
-    return Evaluation.from_results(f"{protocol.name} (ablated)", results)
+    pairs = (executor or SerialExecutor()).run(tasks, on_result)
+    return (
+        Evaluation.from_results(protocol.name, [o for o, _ in pairs]),
+        Evaluation.from_results(f"{protocol.name} (ablated)", [a for _, a in pairs]),
+    )

@@ -1,0 +1,383 @@
+"""The ``tpdisc`` command line."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from tpdisc.agents.base import AgentParams
+from tpdisc.agents.population import AGENT_TYPES, parse_population
+from tpdisc.domain.data import default_graph
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.domain.variants import VARIANTS, Domain, VariantSpec, make_domain
+from tpdisc.errors import TpdiscError
+from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.protocols.resolve import resolve_protocol, unique_names
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
+
+app = typer.Typer(
+    help="Discover transmission protocols for groups that innovate together "
+    "(Collective Little Alchemy).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def user_errors(func: F) -> F:
+    """Report :class:`TpdiscError` as one line on stderr and exit 1, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except TpdiscError as err:
+            err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+RecipesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--recipes",
+        help="Little Alchemy 2 recipe file (wordcraft JSON). Default: $TPDISC_RECIPES, then "
+        "the user cache, then a checked download of the public copy.",
+        show_default=False,
+    ),
+]
+AgentsOpt = Annotated[int, typer.Option("--agents", "-n", min=1, help="Number of agents.")]
+StepsOpt = Annotated[int, typer.Option("--steps", "-t", min=1, help="Steps per simulation.")]
+SimsOpt = Annotated[
+    int, typer.Option("--sims", min=1, help="Simulations per protocol (seeds SEED..SEED+SIMS-1).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="First seed.")]
+AgentTypeOpt = Annotated[
+    str, typer.Option("--agent-type", help=f"Agent model: {', '.join(AGENT_TYPES)}.")
+]
+PopulationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--population",
+        help="Mixed population, e.g. 'empowerment:4,stochastic:3,llm:3' "
+        "(overrides --agents and --agent-type).",
+        show_default=False,
+    ),
+]
+BetaOpt = Annotated[
+    float, typer.Option("--beta", min=1e-9, help="Softmax temperature of empowerment agents.")
+]
+PSocialOpt = Annotated[
+    float,
+    typer.Option(
+        "--p-social",
+        min=0.0,
+        max=1.0,
+        help="Probability that an agent with social items restricts itself to pairs using one.",
+    ),
+]
+VariantOpt = Annotated[str, typer.Option("--variant", help=f"Domain: {', '.join(VARIANTS)}.")]
+MaxDepthOpt = Annotated[
+    int, typer.Option("--max-depth", min=1, help="Depth limit of the depth-limited variant.")
+]
+DropoutSeedOpt = Annotated[
+    int, typer.Option("--dropout-seed", min=0, help="Seed of the item-dropout variant.")
+]
+
+
+def make_config(
+    agents: int,
+    steps: int,
+    agent_type: str,
+    population: str | None,
+    beta: float,
+    p_social: float,
+    variant: VariantSpec,
+) -> SimConfig:
+    params = AgentParams(p_social=p_social, beta=beta)
+    return SimConfig(
+        n_agents=agents,
+        n_steps=steps,
+        agent_type=agent_type,
+        population=parse_population(population) if population else None,
+        params=params,
+        variant=variant,
+    )
+
+
+@contextmanager
+def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar; yields ``advance(label)``."""
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=True) as progress:
+        task = progress.add_task(description, total=total)
+
+        def advance(label: str) -> None:
+            progress.update(task, advance=1, description=label)
+
+        yield advance
+
+
+def results_table(evaluations: list[Evaluation], title: str) -> Table:
+    table = Table(title=title)
+    table.add_column("protocol")
+    table.add_column("final coverage (mean ± sem)", justify="right")
+    table.add_column("min–max", justify="right")
+    for ev in sorted(evaluations, key=lambda e: -e.mean):
+        table.add_row(
+            ev.protocol, f"{ev.mean:.2f} ± {ev.sem:.2f}", f"{min(ev.final)}–{max(ev.final)}"
+        )
+    return table
+
+
+def run_evaluations(
+    protocol_texts: list[str],
+    domain: Domain,
+    config: SimConfig,
+    seeds: list[int],
+    *,
+    ablate: bool,
+    trusted: bool,
+) -> list[Evaluation]:
+    specs = [resolve_protocol(p, trusted=trusted) for p in protocol_texts]
+    names = unique_names(specs)
+    evaluations: list[Evaluation] = []
+    with progress_bar(len(specs) * len(seeds), "simulating") as advance:
+        for spec, name in zip(specs, names, strict=True):
+            label = f"{name}{' + ablation' if ablate else ''}"
+
+            def tick(_result: object, label: str = label) -> None:
+                advance(label)
+
+            if ablate:
+                original, ablated = evaluate_ablated(domain, config, spec, seeds, on_result=tick)
+                evaluations += [original, ablated]
+            else:
+                evaluations.append(evaluate(domain, config, spec, seeds, on_result=tick))
+            for ev in evaluations[-2 if ablate else -1 :]:
+                ev.protocol = ev.protocol.replace(spec.name, name, 1)
+    return evaluations
+
+
+def describe_run(
+    config: SimConfig, domain: Domain, graph: RecipeGraph, seeds: list[int]
+) -> dict[str, Any]:
+    return {
+        **config.to_dict(),
+        "seeds": seeds,
+        "recipes_sha256": graph.sha256,
+        "reachable": len(domain.reachable),
+        "coverage_counts_start_elements": True,
+    }
+
+
+def write_figures(evaluations: list[Evaluation], out: Path, title: str) -> list[Path]:
+    from tpdisc.analysis.plots import coverage_figure, pairwise_figure
+    from tpdisc.analysis.stats import pairwise
+
+    comparison = pairwise([e.protocol for e in evaluations], [e.final for e in evaluations])
+    paths = [coverage_figure(evaluations, out / "coverage.png", title)]
+    if len(evaluations) > 1:
+        paths.append(pairwise_figure(comparison, out / "pairwise.png"))
+    (out / "pairwise.json").write_text(json.dumps(comparison.to_json(), indent=2))
+    return paths
+
+
+@app.command("evaluate")
+@user_errors
+def evaluate_cmd(
+    protocols: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Baseline names or protocol .py files. Default: the five standard baselines "
+            f"({', '.join(STANDARD_BASELINES)}).",
+            show_default=False,
+        ),
+    ] = None,
+    agents: AgentsOpt = 10,
+    steps: StepsOpt = 150,
+    sims: SimsOpt = 30,
+    seed: SeedOpt = 0,
+    agent_type: AgentTypeOpt = SimConfig.agent_type,
+    population: PopulationOpt = None,
+    beta: BetaOpt = 0.05,
+    p_social: PSocialOpt = 0.5,
+    variant: VariantOpt = "full",
+    max_depth: MaxDepthOpt = 3,
+    dropout_seed: DropoutSeedOpt = 0,
+    ablate: Annotated[
+        bool,
+        typer.Option(
+            "--ablate",
+            help="Also run each protocol's state-agnostic ablation: its schedule replayed "
+            "with memories chosen at random.",
+        ),
+    ] = False,
+    trusted: Annotated[
+        bool,
+        typer.Option(
+            "--trusted",
+            help="Run protocol files in this process instead of the sandbox. UNSAFE: only "
+            "for code you wrote or have read.",
+        ),
+    ] = False,
+    recipes: RecipesOpt = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write config and per-protocol results to this JSON file."),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            help="Save coverage.png (mean ± sem over steps) and pairwise.png (Welch tests) here.",
+        ),
+    ] = None,
+) -> None:
+    """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
+    spec = VariantSpec(variant, max_depth=max_depth, dropout_seed=dropout_seed)
+    graph = default_graph(recipes)
+    domain = make_domain(graph, spec)
+    config = make_config(agents, steps, agent_type, population, beta, p_social, spec)
+    seeds = list(range(seed, seed + sims))
+    evaluations = run_evaluations(
+        list(protocols or STANDARD_BASELINES), domain, config, seeds, ablate=ablate, trusted=trusted
+    )
+    title = (
+        f"{config.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in config.agents)}), "
+        f"{config.n_steps} steps, {sims} sims, variant {domain.name}"
+    )
+    console.print(results_table(evaluations, title))
+    if json_out:
+        payload = {
+            "config": describe_run(config, domain, graph, seeds),
+            "results": [ev.to_json() for ev in evaluations],
+        }
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(payload, indent=2))
+        console.print(f"results written to {json_out}")
+    if plot:
+        for path in write_figures(evaluations, plot, title):
+            console.print(f"figure saved to {path}")
+
+
+@app.command("compare")
+@user_errors
+def compare_cmd(
+    protocols: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Baseline names or protocol .py files. Default: the five standard baselines.",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for results.json and the figures.")
+    ] = Path("results/compare"),
+    agents: AgentsOpt = 10,
+    steps: StepsOpt = 150,
+    sims: SimsOpt = 30,
+    seed: SeedOpt = 0,
+    agent_type: AgentTypeOpt = SimConfig.agent_type,
+    population: PopulationOpt = None,
+    beta: BetaOpt = 0.05,
+    p_social: PSocialOpt = 0.5,
+    variant: VariantOpt = "full",
+    max_depth: MaxDepthOpt = 3,
+    dropout_seed: DropoutSeedOpt = 0,
+    trusted: Annotated[
+        bool, typer.Option("--trusted", help="Run protocol files in-process (UNSAFE).")
+    ] = False,
+    recipes: RecipesOpt = None,
+) -> None:
+    """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
+    matrix with significance stars (the README's main job)."""
+    evaluate_cmd(
+        protocols,
+        agents=agents,
+        steps=steps,
+        sims=sims,
+        seed=seed,
+        agent_type=agent_type,
+        population=population,
+        beta=beta,
+        p_social=p_social,
+        variant=variant,
+        max_depth=max_depth,
+        dropout_seed=dropout_seed,
+        ablate=False,
+        trusted=trusted,
+        recipes=recipes,
+        json_out=out / "results.json",
+        plot=out,
+    )
+
+
+@app.command("variants")
+@user_errors
+def variants_cmd(
+    recipes: RecipesOpt = None,
+    max_depth: MaxDepthOpt = 3,
+    dropout_seed: DropoutSeedOpt = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Reachable-element count of every domain variant."""
+    graph = default_graph(recipes)
+    rows: list[dict[str, Any]] = []
+    for name in VARIANTS:
+        domain = make_domain(
+            graph, VariantSpec(name, max_depth=max_depth, dropout_seed=dropout_seed)
+        )
+        per_start = domain.reachable_per_start()
+        rows.append(
+            {
+                "variant": name,
+                "reachable": len(domain.reachable),
+                "start_sets": [[graph.names[e] for e in s] for s in domain.start_sets],
+                "reachable_per_start_set": per_start,
+                "recipes": len(domain.graph.recipes),
+            }
+        )
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title=f"Domain variants ({graph.n_elements} elements in the file)")
+    for col in ("variant", "reachable (all starts pooled)", "reachable per start set", "recipes"):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for row in rows:
+        per = row["reachable_per_start_set"]
+        table.add_row(
+            row["variant"],
+            str(row["reachable"]),
+            str(per[0]) if len(per) == 1 else f"{min(per)}–{max(per)} over {len(per)} sets",
+            str(row["recipes"]),
+        )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    app()
