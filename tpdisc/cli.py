@@ -162,22 +162,35 @@ def run_evaluations(
     *,
     ablate: bool,
     trusted: bool,
+    log_dir: Path | None = None,
 ) -> list[Evaluation]:
     specs = [resolve_protocol(p, trusted=trusted) for p in protocol_texts]
     names = unique_names(specs)
+    if log_dir:
+        log_dir.mkdir(parents=True, exist_ok=True)
     evaluations: list[Evaluation] = []
     with progress_bar(len(specs) * len(seeds), "simulating") as advance:
         for spec, name in zip(specs, names, strict=True):
             label = f"{name}{' + ablation' if ablate else ''}"
 
-            def tick(_result: object, label: str = label) -> None:
+            def tick(result: object, label: str = label, name: str = name) -> None:
+                if log_dir:
+                    runs = result if isinstance(result, tuple) else (result,)
+                    for run, suffix in zip(runs, ("", "-ablated"), strict=False):
+                        path = log_dir / f"{name}{suffix}-seed{run.seed}.parquet"
+                        run.log.to_parquet(path, domain.graph.names)
                 advance(label)
 
+            record = log_dir is not None
             if ablate:
-                original, ablated = evaluate_ablated(domain, config, spec, seeds, on_result=tick)
+                original, ablated = evaluate_ablated(
+                    domain, config, spec, seeds, on_result=tick, record_log=record
+                )
                 evaluations += [original, ablated]
             else:
-                evaluations.append(evaluate(domain, config, spec, seeds, on_result=tick))
+                evaluations.append(
+                    evaluate(domain, config, spec, seeds, on_result=tick, record_log=record)
+                )
             for ev in evaluations[-2 if ablate else -1 :]:
                 ev.protocol = ev.protocol.replace(spec.name, name, 1)
     return evaluations
@@ -199,7 +212,8 @@ def write_figures(evaluations: list[Evaluation], out: Path, title: str) -> list[
     from tpdisc.analysis.plots import coverage_figure, pairwise_figure
     from tpdisc.analysis.stats import pairwise
 
-    comparison = pairwise([e.protocol for e in evaluations], [e.final for e in evaluations])
+    ranked = sorted(evaluations, key=lambda e: -e.mean)
+    comparison = pairwise([e.protocol for e in ranked], [e.final for e in ranked])
     paths = [coverage_figure(evaluations, out / "coverage.png", title)]
     if len(evaluations) > 1:
         paths.append(pairwise_figure(comparison, out / "pairwise.png"))
@@ -257,6 +271,14 @@ def evaluate_cmd(
             help="Save coverage.png (mean ± sem over steps) and pairwise.png (Welch tests) here.",
         ),
     ] = None,
+    log_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--log-dir",
+            help="Write each simulation's transmission log (step, teacher, learner, memory, "
+            "recipe, survived bottleneck) as PROTOCOL-seedN.parquet here.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
     spec = VariantSpec(variant, max_depth=max_depth, dropout_seed=dropout_seed)
@@ -265,7 +287,13 @@ def evaluate_cmd(
     config = make_config(agents, steps, agent_type, population, beta, p_social, spec)
     seeds = list(range(seed, seed + sims))
     evaluations = run_evaluations(
-        list(protocols or STANDARD_BASELINES), domain, config, seeds, ablate=ablate, trusted=trusted
+        list(protocols or STANDARD_BASELINES),
+        domain,
+        config,
+        seeds,
+        ablate=ablate,
+        trusted=trusted,
+        log_dir=log_dir,
     )
     title = (
         f"{config.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in config.agents)}), "

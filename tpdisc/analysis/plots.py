@@ -45,7 +45,8 @@ def pairwise_figure(comparison: PairwiseComparison, path: str | Path) -> Path:
             if i == j:
                 continue
             text = f"{comparison.difference[i, j]:+.1f}\n{stars(comparison.p_adjusted[i, j])}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+            colour = "white" if abs(diff[i, j]) > 0.6 * limit else "black"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour)
     ax.set_xticks(range(n), comparison.names, rotation=45, ha="right")
     ax.set_yticks(range(n), comparison.names)
     ax.set_title(

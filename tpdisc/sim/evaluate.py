@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -12,8 +12,10 @@ from tpdisc.domain.variants import Domain
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import Executor, SerialExecutor
+from tpdisc.sim.executors import Executor, ProcessExecutor, Task
 from tpdisc.sim.game import SimResult, run_simulation
+
+R = TypeVar("R")
 
 
 def sem(values: Sequence[float]) -> float:
@@ -83,6 +85,20 @@ class Evaluation:
         }
 
 
+def run_tasks(
+    tasks: Sequence[Task[R]], executor: Executor | None, on_result: Callable[[R], None] | None
+) -> list[R]:
+    """Run on ``executor``; by default on a pool of all cores, closed afterwards.
+
+    Callers running many evaluations should pass one executor to all of them, so the pool
+    starts once.
+    """
+    if executor is not None:
+        return executor.run(tasks, on_result)
+    with ProcessExecutor() as own:
+        return own.run(tasks, on_result)
+
+
 @dataclass(frozen=True)
 class SimTask:
     """One simulation to run: everything a worker process needs, picklable."""
@@ -107,10 +123,15 @@ def evaluate(
     *,
     executor: Executor | None = None,
     on_result: Callable[[SimResult], None] | None = None,
+    record_log: bool = False,
 ) -> Evaluation:
-    """Run ``protocol`` once per seed and gather the final coverages and curves."""
-    tasks = [SimTask(domain, config, protocol, s) for s in seeds]
-    results = (executor or SerialExecutor()).run(tasks, on_result)
+    """Run ``protocol`` once per seed and gather the final coverages and curves.
+
+    With ``record_log``, each :class:`SimResult` passed to ``on_result`` carries its
+    transmission log (the returned :class:`Evaluation` keeps only summaries).
+    """
+    tasks = [SimTask(domain, config, protocol, s, record_log) for s in seeds]
+    results = run_tasks(tasks, executor, on_result)
     return Evaluation.from_results(protocol.name, results)
 
 
@@ -122,11 +143,16 @@ class AblatedTask:
     config: SimConfig
     protocol: ProtocolSpec
     seed: int
+    record_log: bool = False
 
     def __call__(self) -> tuple[SimResult, SimResult]:
-        original = run_simulation(self.domain, self.config, self.protocol, self.seed)
+        log = self.record_log
+        original = run_simulation(
+            self.domain, self.config, self.protocol, self.seed, record_log=log
+        )
         replay = ReplayProtocol(f"{self.protocol.name} (ablated)", original.schedule)
-        return original, run_simulation(self.domain, self.config, replay, self.seed)
+        ablated = run_simulation(self.domain, self.config, replay, self.seed, record_log=log)
+        return original, ablated
 
 
 def evaluate_ablated(
@@ -137,13 +163,14 @@ def evaluate_ablated(
     *,
     executor: Executor | None = None,
     on_result: Callable[[tuple[SimResult, SimResult]], None] | None = None,
+    record_log: bool = False,
 ) -> tuple[Evaluation, Evaluation]:
     """A protocol and its state-agnostic ablation (SPEC §5), seed by seed.
 
     Each seed's ablated run replays the schedule of the original run under the same seed.
     """
-    tasks = [AblatedTask(domain, config, protocol, s) for s in seeds]
-    pairs = (executor or SerialExecutor()).run(tasks, on_result)
+    tasks = [AblatedTask(domain, config, protocol, s, record_log) for s in seeds]
+    pairs = run_tasks(tasks, executor, on_result)
     return (
         Evaluation.from_results(protocol.name, [o for o, _ in pairs]),
         Evaluation.from_results(f"{protocol.name} (ablated)", [a for _, a in pairs]),
