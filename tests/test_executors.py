@@ -1,0 +1,197 @@
+"""Executors: the same results in the same order whatever runs the tasks."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.domain.variants import make_domain
+from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.evaluate import SimTask, evaluate, evaluate_ablated
+from tpdisc.sim.executors import (
+    PayloadPacker,
+    ProcessExecutor,
+    SerialExecutor,
+    make_executor,
+    run_payload,
+)
+from tpdisc.sim.game import SimResult
+
+
+@dataclass(frozen=True)
+class Echo:
+    value: int
+
+    def __call__(self) -> int:
+        return self.value
+
+
+@dataclass(frozen=True)
+class WaitsForFile:
+    """Finishes only once ``path`` exists: the caller creates it on a result's arrival."""
+
+    value: int
+    path: str
+
+    def __call__(self) -> int:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(self.path):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.path} never appeared")
+            time.sleep(0.01)
+        return self.value
+
+
+@dataclass(frozen=True)
+class WhereIsGraph:
+    """Which worker ran it, and where that worker keeps the graph it was sent."""
+
+    graph: RecipeGraph
+
+    def __call__(self) -> tuple[int, int]:
+        return os.getpid(), id(self.graph)
+
+
+@dataclass(frozen=True)
+class StartsChildren:
+    """Starts processes of its own, as a sandboxed protocol starts its zygote."""
+
+    value: int
+
+    def __call__(self) -> int:
+        import multiprocessing
+
+        child = multiprocessing.get_context("spawn").Process(target=_exit_with, args=(3,))
+        child.start()
+        child.join()
+        out = subprocess.run(
+            [sys.executable, "-c", f"print({self.value} * 2)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return int(out.stdout) + (child.exitcode or 0)
+
+
+def _exit_with(code: int) -> None:
+    sys.exit(code)
+
+
+FAILING_PROTOCOL = """
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        pass
+
+    def share_memories(self, i_step, agent_states):
+        if i_step == 3:
+            raise ValueError("boom")
+        return {}
+"""
+
+
+def fingerprint(result: SimResult) -> tuple[object, ...]:
+    return (result.seed, result.curve, result.schedule.steps, result.received)
+
+
+@pytest.fixture(scope="module")
+def pool() -> ProcessExecutor:
+    with ProcessExecutor(2) as executor:
+        yield executor
+
+
+def test_processes_match_serial_on_several_baselines(toy_graph, pool) -> None:
+    domain = make_domain(toy_graph)
+    config = SimConfig(n_agents=5, n_steps=25)
+    for name in ("paired", "dynamic", "stochastic"):
+        tasks = [SimTask(domain, config, BaselineProtocol(name), seed) for seed in range(6)]
+        serial = [fingerprint(r) for r in SerialExecutor().run(tasks)]
+        parallel = [fingerprint(r) for r in pool.run(tasks)]
+        assert parallel == serial, name
+    assert len({s[1][-1] for s in serial}) > 1  # the seeds really differ
+
+
+def test_results_come_back_in_task_order_and_progress_fires_as_they_arrive(pool, tmp_path) -> None:
+    # Task 0 cannot finish before the progress callback has seen another result.
+    flag = tmp_path / "a result arrived"
+    tasks = [WaitsForFile(0, str(flag)), Echo(1), Echo(2), Echo(3)]
+    seen: list[int] = []
+
+    def on_result(value: int) -> None:
+        seen.append(value)
+        flag.touch()
+
+    assert pool.run(tasks, on_result) == [0, 1, 2, 3]
+    assert sorted(seen) == [0, 1, 2, 3]
+    assert seen[0] != 0
+
+
+def test_workers_unpickle_the_graph_once(toy_graph, pool) -> None:
+    tasks = [WhereIsGraph(toy_graph) for _ in range(12)]
+    packer = PayloadPacker()
+    payloads = [packer.pack(t) for t in tasks]
+    assert len(packer.blobs) == 1  # pickled once for the whole run
+    assert all(len(p.task) < len(next(iter(packer.blobs.values()))) for p in payloads)
+    seen: dict[int, set[int]] = {}
+    for pid, graph_id in pool.run(tasks):
+        seen.setdefault(pid, set()).add(graph_id)
+    assert pid != os.getpid()
+    assert all(len(ids) == 1 for ids in seen.values())
+
+
+def test_payload_round_trip_in_this_process(toy_graph) -> None:
+    packer = PayloadPacker()
+    payload = packer.pack(WhereIsGraph(toy_graph))
+    blobs = [packer.blobs[k] for k in payload.keys]
+    _, first = run_payload(pickle.loads(pickle.dumps(payload)), blobs)
+    _, second = run_payload(payload, blobs)
+    assert first == second  # the second call reused the cached graph
+
+
+def test_tasks_may_start_child_processes(pool) -> None:
+    assert pool.run([StartsChildren(k) for k in range(3)]) == [3, 5, 7]
+
+
+def test_task_errors_reach_the_caller(toy_graph, pool) -> None:
+    protocol = SourceProtocol("failing", FAILING_PROTOCOL, "failing.py", trusted=True)
+    tasks = [SimTask(make_domain(toy_graph), SimConfig(3, 10), protocol, s) for s in range(3)]
+    with pytest.raises(ProtocolError, match="boom"):
+        pool.run(tasks)
+    assert pool.run([Echo(7), Echo(8)]) == [7, 8]  # the pool survives
+
+
+def test_evaluate_defaults_to_processes_with_identical_results(toy_graph) -> None:
+    domain = make_domain(toy_graph)
+    config = SimConfig(n_agents=4, n_steps=20)
+    protocol = BaselineProtocol("graph")
+    default = evaluate(domain, config, protocol, range(4))
+    serial = evaluate(domain, config, protocol, range(4), executor=SerialExecutor())
+    assert default.curves == serial.curves
+    with ProcessExecutor(2) as executor:
+        original, ablated = evaluate_ablated(domain, config, protocol, range(3), executor=executor)
+    s_original, s_ablated = evaluate_ablated(
+        domain, config, protocol, range(3), executor=SerialExecutor()
+    )
+    assert (original.curves, ablated.curves) == (s_original.curves, s_ablated.curves)
+
+
+def test_make_executor_from_options() -> None:
+    assert isinstance(make_executor("serial"), SerialExecutor)
+    executor = make_executor("processes", workers=3)
+    assert isinstance(executor, ProcessExecutor) and executor.workers == 3
+    assert make_executor().workers >= 1  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="unknown executor 'threads'"):
+        make_executor("threads")
+    with pytest.raises(ConfigError, match="--address"):
+        make_executor("processes", address="10.0.0.1:6379")
+    with pytest.raises(ConfigError, match="workers must be at least 1"):
+        ProcessExecutor(0)
