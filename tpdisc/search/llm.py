@@ -1,0 +1,347 @@
+"""A chat client for any OpenAI-compatible endpoint, with retries, timeouts and a spend cap.
+
+Shared by everything in tpdisc that talks to a language model (the protocol search, the
+LLM agents). One :class:`LLMClient` is safe to use from several threads at once: the
+accounting is guarded by a lock, the HTTP calls are not serialised.
+
+The API key is read from an environment variable whose *name* is configured; the key itself
+is never stored in a config, written to disk or included in an error message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from tpdisc.errors import ConfigError, TpdiscError
+
+Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+# Local servers (vLLM, Ollama, the test server) accept any key; the openai client needs one.
+PLACEHOLDER_KEY = "no-key-set"
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+class LLMError(TpdiscError):
+    """The endpoint failed for good: a non-retryable error, or retries exhausted."""
+
+
+class BudgetExceededError(LLMError):
+    """The configured spending cap is reached; no further call is made."""
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """US dollars per million tokens."""
+
+    input_per_million: float = 0.0
+    output_per_million: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.input_per_million < 0 or self.output_per_million < 0:
+            raise ConfigError(
+                f"prices must not be negative, got {self.input_per_million}/"
+                f"{self.output_per_million}"
+            )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million
+        ) / 1e6
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to call a chat model. Contains the key's variable name, never the key."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 120.0  # seconds per HTTP request
+    max_retries: int = 6  # extra attempts after a retryable failure
+    backoff_initial: float = 1.0  # seconds before the first retry without Retry-After
+    backoff_max: float = 60.0
+    max_retry_after: float = 600.0  # longest Retry-After honoured as given
+    max_cost: float | None = None  # US dollars over the client's life (plus ``spent`` at start)
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url {self.base_url!r} must start with http:// or https://")
+        if not self.model.strip():
+            raise ConfigError("model must be a non-empty model name")
+        if not self.api_key_env or not self.api_key_env.replace("_", "").isalnum():
+            raise ConfigError(f"api_key_env {self.api_key_env!r} is not a variable name")
+        if self.timeout <= 0:
+            raise ConfigError(f"timeout must be positive, got {self.timeout}")
+        if self.max_retries < 0:
+            raise ConfigError(f"max_retries must be at least 0, got {self.max_retries}")
+        if self.backoff_initial < 0 or self.backoff_max < self.backoff_initial:
+            raise ConfigError(
+                f"backoff must satisfy 0 <= backoff_initial <= backoff_max, got "
+                f"{self.backoff_initial} and {self.backoff_max}"
+            )
+        if self.max_cost is not None and self.max_cost < 0:
+            raise ConfigError(f"max_cost must not be negative, got {self.max_cost}")
+        if self.max_cost is not None and self.model not in self.prices:
+            raise ConfigError(
+                f"max_cost is set but model {self.model!r} has no price; give prices "
+                "(dollars per million input/output tokens) for it"
+            )
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigError(f"max_tokens must be at least 1, got {self.max_tokens}")
+
+    @property
+    def price(self) -> ModelPrice:
+        """The configured price of ``model``; free when none is configured."""
+        return self.prices.get(self.model, ModelPrice())
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            name: getattr(self, name) for name in self.__dataclass_fields__ if name != "prices"
+        }
+        data["prices"] = {
+            model: {"input": p.input_per_million, "output": p.output_per_million}
+            for model, p in self.prices.items()
+        }
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "llm") -> LLMConfig:
+        data = dict(data)
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
+        prices: dict[str, ModelPrice] = {}
+        for model, price in (data.pop("prices", None) or {}).items():
+            if not isinstance(price, Mapping) or set(price) - {"input", "output"}:
+                raise ConfigError(
+                    f"{where}.prices.{model}: expected {{input: dollars, output: dollars}} "
+                    "per million tokens"
+                )
+            prices[str(model)] = ModelPrice(
+                float(price.get("input", 0.0)), float(price.get("output", 0.0))
+            )
+        try:
+            return cls(prices=prices, **data)
+        except TypeError as err:
+            raise ConfigError(f"{where}: {err}") from None
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One answered chat request, with what it cost."""
+
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    requests: int  # HTTP requests made for this reply, retries included
+    seconds: float  # wall time including waits between retries
+    finish_reason: str | None = None
+    usage_estimated: bool = False  # the server reported no usage; tokens are estimates
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Totals over a client's life."""
+
+    calls: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: used only when a server reports no usage."""
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from ``Retry-After`` (seconds or HTTP date) or ``retry-after-ms``."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class LLMClient:
+    """Chat completions with accounting; see the module docstring.
+
+    ``spent`` starts the cost counter (a resumed run passes what it spent before), so that
+    ``max_cost`` caps the whole run. ``on_reply`` is called after every successful reply
+    (for instance to record it). ``sleep`` and ``rng`` exist so tests can observe waits
+    without waiting.
+    """
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        spent: float = 0.0,
+        on_reply: Callable[[ChatReply], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
+        self._secret = key if key != PLACEHOLDER_KEY else None
+        self._client = openai.OpenAI(
+            api_key=key, base_url=config.base_url, timeout=config.timeout, max_retries=0
+        )
+        self._on_reply = on_reply
+        self._sleep = sleep
+        self._rng = rng or random.Random(0)
+        self._lock = threading.Lock()
+        self._usage = Usage(cost=spent)
+
+    @property
+    def usage(self) -> Usage:
+        with self._lock:
+            return self._usage
+
+    @property
+    def spent(self) -> float:
+        return self.usage.cost
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check_budget(self) -> None:
+        """Raise :class:`BudgetExceededError` when the spending cap is reached."""
+        cap = self.config.max_cost
+        if cap is not None and self.spent >= cap:
+            raise BudgetExceededError(
+                f"spending cap reached: ${self.spent:.4f} spent of max_cost ${cap:.4f}"
+            )
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatReply:
+        """Send ``messages``; retry rate limits, server errors, timeouts and lost connections."""
+        self.check_budget()
+        options: dict[str, Any] = {}
+        temperature = temperature if temperature is not None else self.config.temperature
+        max_tokens = max_tokens if max_tokens is not None else self.config.max_tokens
+        if temperature is not None:
+            options["temperature"] = temperature
+        if max_tokens is not None:
+            options["max_tokens"] = max_tokens
+        started = time.monotonic()
+        requests = 0
+        while True:
+            requests += 1
+            try:
+                response = self._client.chat.completions.create(
+                    model=self.config.model,
+                    messages=[dict(m) for m in messages],  # type: ignore[misc]
+                    **options,
+                )
+                break
+            except openai.APIStatusError as err:
+                retryable = err.status_code in RETRYABLE_STATUS or err.status_code >= 500
+                reason = f"HTTP {err.status_code}: {self._redact(err.message)}"
+                if not retryable:
+                    hint = (
+                        f" (is ${self.config.api_key_env} set?)"
+                        if err.status_code in (401, 403)
+                        else ""
+                    )
+                    raise LLMError(f"{self.config.base_url}: {reason}{hint}") from None
+                wait = parse_retry_after(dict(err.response.headers))
+            except (openai.APITimeoutError, openai.APIConnectionError) as err:
+                reason = f"{type(err).__name__}: {self._redact(str(err))}"
+                wait = None
+            if requests > self.config.max_retries:
+                raise LLMError(
+                    f"{self.config.base_url}: giving up after {requests} requests; last error "
+                    f"{reason}"
+                )
+            self._sleep(self._delay(requests, wait))
+        return self._account(response, messages, requests, time.monotonic() - started)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.config.max_retry_after)
+        base = min(self.config.backoff_max, self.config.backoff_initial * 2 ** (attempt - 1))
+        # Up to 25% jitter spreads out clients that failed together.
+        return base * (1.0 + 0.25 * self._rng.random())
+
+    def _account(
+        self, response: Any, messages: Sequence[Message], requests: int, seconds: float
+    ) -> ChatReply:
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content if choice is not None else None) or ""
+        usage = response.usage
+        estimated = usage is None or usage.prompt_tokens is None
+        if estimated:
+            prompt_tokens = sum(estimate_tokens(m.get("content", "")) for m in messages)
+            completion_tokens = estimate_tokens(text)
+        else:
+            prompt_tokens = int(usage.prompt_tokens or 0)
+            completion_tokens = int(usage.completion_tokens or 0)
+        reply = ChatReply(
+            text=text,
+            model=response.model or self.config.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=self.config.price.cost(prompt_tokens, completion_tokens),
+            requests=requests,
+            seconds=seconds,
+            finish_reason=choice.finish_reason if choice is not None else None,
+            usage_estimated=estimated,
+        )
+        with self._lock:
+            u = self._usage
+            self._usage = Usage(
+                calls=u.calls + 1,
+                requests=u.requests + requests,
+                prompt_tokens=u.prompt_tokens + prompt_tokens,
+                completion_tokens=u.completion_tokens + completion_tokens,
+                cost=u.cost + reply.cost,
+            )
+        if self._on_reply is not None:
+            self._on_reply(reply)
+        return reply
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
