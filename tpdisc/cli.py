@@ -25,6 +25,7 @@ from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.protocols.resolve import resolve_protocol, unique_names
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
+from tpdisc.sim.executors import EXECUTORS, Executor, make_executor
 
 app = typer.Typer(
     help="Discover transmission protocols for groups that innovate together "
@@ -102,6 +103,32 @@ MaxDepthOpt = Annotated[
 DropoutSeedOpt = Annotated[
     int, typer.Option("--dropout-seed", min=0, help="Seed of the item-dropout variant.")
 ]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help=f"Where simulations run: {', '.join(EXECUTORS)} (processes: all cores here; "
+        "ray: a Ray cluster, needs the tpdisc[ray] extra).",
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Worker processes (default: all cores); with Ray, tasks in flight at once.",
+        show_default=False,
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="Ray cluster to join, e.g. 'auto' or 'ray://HOST:10001' (default: start a local "
+        "Ray instance). Only with --executor ray.",
+        show_default=False,
+    ),
+]
 
 
 def make_config(
@@ -162,6 +189,7 @@ def run_evaluations(
     *,
     ablate: bool,
     trusted: bool,
+    executor: Executor,
     log_dir: Path | None = None,
 ) -> list[Evaluation]:
     specs = [resolve_protocol(p, trusted=trusted) for p in protocol_texts]
@@ -184,12 +212,26 @@ def run_evaluations(
             record = log_dir is not None
             if ablate:
                 original, ablated = evaluate_ablated(
-                    domain, config, spec, seeds, on_result=tick, record_log=record
+                    domain,
+                    config,
+                    spec,
+                    seeds,
+                    executor=executor,
+                    on_result=tick,
+                    record_log=record,
                 )
                 evaluations += [original, ablated]
             else:
                 evaluations.append(
-                    evaluate(domain, config, spec, seeds, on_result=tick, record_log=record)
+                    evaluate(
+                        domain,
+                        config,
+                        spec,
+                        seeds,
+                        executor=executor,
+                        on_result=tick,
+                        record_log=record,
+                    )
                 )
             for ev in evaluations[-2 if ablate else -1 :]:
                 ev.protocol = ev.protocol.replace(spec.name, name, 1)
@@ -279,6 +321,9 @@ def evaluate_cmd(
             "recipe, survived bottleneck) as PROTOCOL-seedN.parquet here.",
         ),
     ] = None,
+    executor: ExecutorOpt = "processes",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
 ) -> None:
     """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
     spec = VariantSpec(variant, max_depth=max_depth, dropout_seed=dropout_seed)
@@ -286,15 +331,17 @@ def evaluate_cmd(
     domain = make_domain(graph, spec)
     config = make_config(agents, steps, agent_type, population, beta, p_social, spec)
     seeds = list(range(seed, seed + sims))
-    evaluations = run_evaluations(
-        list(protocols or STANDARD_BASELINES),
-        domain,
-        config,
-        seeds,
-        ablate=ablate,
-        trusted=trusted,
-        log_dir=log_dir,
-    )
+    with make_executor(executor, workers, address) as pool:
+        evaluations = run_evaluations(
+            list(protocols or STANDARD_BASELINES),
+            domain,
+            config,
+            seeds,
+            ablate=ablate,
+            trusted=trusted,
+            executor=pool,
+            log_dir=log_dir,
+        )
     title = (
         f"{config.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in config.agents)}), "
         f"{config.n_steps} steps, {sims} sims, variant {domain.name}"
@@ -341,6 +388,9 @@ def compare_cmd(
         bool, typer.Option("--trusted", help="Run protocol files in-process (UNSAFE).")
     ] = False,
     recipes: RecipesOpt = None,
+    executor: ExecutorOpt = "processes",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
 ) -> None:
     """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
     matrix with significance stars (the README's main job)."""
@@ -362,6 +412,9 @@ def compare_cmd(
         recipes=recipes,
         json_out=out / "results.json",
         plot=out,
+        executor=executor,
+        workers=workers,
+        address=address,
     )
 
 
