@@ -1,0 +1,137 @@
+"""Test doubles shared by the engine tests: agents that record or follow a script, and
+protocols built from plain Python objects.
+
+Agents are registered under a test-only type name with :func:`register_agent`, through the
+same ``AGENT_TYPES`` table the real agent types use, so the game builds them exactly as it
+builds production agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from tpdisc.agents import population
+from tpdisc.agents.base import Agent, AgentContext, AgentState, Memory
+from tpdisc.agents.stochastic import StochasticAgent
+from tpdisc.domain.recipes import Pair
+from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
+
+
+def register_agent(monkeypatch: pytest.MonkeyPatch, kind: str, cls: type) -> None:
+    """Make ``kind`` an agent type for the duration of one test."""
+    monkeypatch.setitem(population.AGENT_TYPES, kind, f"{cls.__module__}:{cls.__qualname__}")
+
+
+@dataclass
+class Turn:
+    """What a spy agent saw when asked to choose, and what it was told afterwards."""
+
+    inventory: list[int]
+    social: list[int]
+    pair: Pair
+    own_result: int | None = None
+    received: list[Memory] = field(default_factory=list)
+
+
+class SpyAgent(Agent):
+    """A stochastic agent that records every call the game makes on it."""
+
+    kind = "spy"
+    instances: ClassVar[list[SpyAgent]] = []
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.agent_id = ctx.agent_id
+        self.inner = StochasticAgent(ctx.graph.n_elements, ctx.params.p_social)
+        self.turns: list[Turn] = []
+        SpyAgent.instances.append(self)
+
+    @classmethod
+    def from_context(cls, ctx: AgentContext) -> SpyAgent:
+        return cls(ctx)
+
+    def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        pair = self.inner.choose(state, social, rng)
+        self.turns.append(Turn(list(state.inventory), list(social), pair))
+        return pair
+
+    def observe_own(self, a: int, b: int, result: int) -> None:
+        self.turns[-1].own_result = result
+        self.inner.observe_own(a, b, result)
+
+    def observe_received(self, memories: Sequence[Memory]) -> None:
+        self.turns[-1].received.extend(memories)
+        self.inner.observe_received(memories)
+
+
+class ScriptedAgent(Agent):
+    """Attempts the pairs of ``script[agent_id]`` in order (by element name), then keeps
+    repeating the last one. Tests set ``script`` and ``graph_names`` before a run."""
+
+    kind = "scripted"
+    script: ClassVar[dict[int, list[tuple[str, str]]]] = {}
+    instances: ClassVar[list[ScriptedAgent]] = []
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.agent_id = ctx.agent_id
+        self.graph = ctx.graph
+        self.step = 0
+        self.results: list[int] = []
+        ScriptedAgent.instances.append(self)
+
+    @classmethod
+    def from_context(cls, ctx: AgentContext) -> ScriptedAgent:
+        return cls(ctx)
+
+    def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        plan = self.script[self.agent_id]
+        a, b = plan[min(self.step, len(plan) - 1)]
+        self.step += 1
+        return self.graph.id_of(a), self.graph.id_of(b)
+
+    def observe_own(self, a: int, b: int, result: int) -> None:
+        self.results.append(result)
+
+
+@dataclass(frozen=True)
+class ObjectProtocol(ProtocolSpec):
+    """A protocol made by ``factory(n_agents, n_steps, seed)``, run in-process."""
+
+    name: str
+    factory: Callable[[int, int, int], object]
+
+    def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
+        return InProcessRunner(self.name, self.factory(n_agents, n_steps, seed))
+
+
+class Recorder:
+    """Wraps a protocol object and keeps a deep copy of every ``agent_states`` it was given."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seen: list[AgentStates] = []
+        self.answers: list[object] = []
+
+    def share_memories(self, i_step: int, agent_states: AgentStates) -> object:
+        self.seen.append({i: dict(s) for i, s in agent_states.items()})
+        answer = self.inner.share_memories(i_step, agent_states)
+        self.answers.append(answer)
+        return answer
+
+
+class FixedRouting:
+    """Every step, each learner ``l`` in ``routes`` receives the *last* memory of each
+    sender in ``routes[l]`` (a deterministic, content-blind routing)."""
+
+    def __init__(self, routes: dict[int, list[int]]) -> None:
+        self.routes = routes
+
+    def share_memories(self, i_step: int, agent_states: AgentStates) -> dict:
+        return {
+            learner: [(s, len(agent_states[s]["memories"]) - 1) for s in senders]
+            for learner, senders in self.routes.items()
+        }
