@@ -79,3 +79,36 @@ def test_real_graph_counts(real_graph: RecipeGraph) -> None:
     assert sum(len(r) > 1 for r in real_graph.recipes.values()) == 134
     assert len(real_graph.reachable(real_graph.base)) == 697
     assert real_graph.sha256 == "757422df36f8805b1a56c418e613c6418c905b0956e6f2fb3dff78569933d25d"
+
+
+def level_closure(graph: RecipeGraph, start: tuple[int, ...]) -> dict[int, int]:
+    """Reference depths: level L holds what pairs of levels < L make, and nothing earlier."""
+    depth = dict.fromkeys(start, 0)
+    level = 0
+    while True:
+        level += 1
+        new = {
+            r: level
+            for (a, b), results in graph.recipes.items()
+            if a in depth and b in depth
+            for r in results
+            if r not in depth
+        }
+        if not new:
+            return depth
+        depth.update(new)
+
+
+def test_depth_is_shallowest_recipe_whatever_the_visiting_order() -> None:
+    # Visiting p (depth 1) finds f = p + p (depth 2) before q (depth 1) is visited, and the
+    # recipe p + f -> r comes before p + q -> r: r must still get depth 2, not 3.
+    names = ("a", "b", "f", "p", "q", "r")
+    a, b, f, p, q, r = range(6)
+    recipes = {(a, a): (p,), (b, b): (q,), (p, p): (f,), (f, p): (r,), (p, q): (r,)}
+    graph = RecipeGraph(names, recipes, (a, b))
+    assert graph.depths(graph.base) == {a: 0, b: 0, p: 1, q: 1, f: 2, r: 2}
+    assert graph.depths(graph.base) == level_closure(graph, graph.base)
+
+
+def test_real_graph_depths_match_level_closure(real_graph: RecipeGraph) -> None:
+    assert real_graph.depths(real_graph.base) == level_closure(real_graph, real_graph.base)

@@ -80,7 +80,11 @@ class RecipeGraph:
             for (a, b), results in by_ingredient.get(e, ()):
                 if a not in depth or b not in depth:
                     continue
-                d = max(depth[a], depth[b]) + 1
+                if max(depth[a], depth[b]) > depth[e]:
+                    # The other ingredient is deeper and not visited yet: this recipe is
+                    # seen again when it is, after every shallower recipe had its turn.
+                    continue
+                d = depth[e] + 1
                 for r in results:
                     if r not in depth:
                         depth[r] = d
