@@ -24,8 +24,14 @@ def cache_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_cache_dir("tpdisc"))
 
 
-def download(url: str = URL, dest: Path | None = None, sha256: str = SHA256) -> Path:
-    """Fetch the public recipe file, check its sha256, and store it in the user cache."""
+def download(url: str | None = None, dest: Path | None = None, sha256: str | None = None) -> Path:
+    """Fetch the public recipe file, check its sha256, and store it in the user cache.
+
+    Defaults are read from the module at call time, so a mirror (or a test server) can be
+    set by changing ``URL`` and ``SHA256``.
+    """
+    url = url or URL
+    sha256 = sha256 or SHA256
     dest = dest or cache_dir() / FILE_NAME
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
