@@ -1,0 +1,173 @@
+"""Where the recipe data comes from: --recipes, $TPDISC_RECIPES, the user cache, then a
+checked download, served here by a local HTTP server (the tests never touch the network)."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TOY
+from tpdisc.domain import data
+from tpdisc.domain.data import FILE_NAME, default_graph, download, locate_recipes
+from tpdisc.errors import RecipeDataError
+
+PAYLOAD = json.dumps(TOY).encode()
+PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+@dataclass
+class Server:
+    url: str
+    requests: list[str] = field(default_factory=list)
+    body: bytes = PAYLOAD
+    status: int = 200
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    """A one-file HTTP server on 127.0.0.1 that records the paths asked for."""
+    state = Server(url="")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.requests.append(self.path)
+            self.send_response(state.status)
+            self.send_header("Content-Length", str(len(state.body)))
+            self.end_headers()
+            self.wfile.write(state.body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/datasets/{FILE_NAME}"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No $TPDISC_RECIPES, an empty cache of our own, no proxy between us and 127.0.0.1,
+    and a download URL that cannot reach the network if a test forgets to set one."""
+    monkeypatch.delenv(data.ENV_VAR, raising=False)
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setattr(data, "URL", "http://127.0.0.1:9/unreachable.json")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TPDISC_CACHE", str(cache))
+    return cache
+
+
+def write_toy(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(PAYLOAD)
+    return path
+
+
+def test_cache_dir_follows_environment(isolated: Path) -> None:
+    assert data.cache_dir() == isolated
+
+
+def test_explicit_path_comes_first(isolated: Path, tmp_path: Path, monkeypatch) -> None:
+    explicit, env = tmp_path / "explicit.json", write_toy(tmp_path / "env.json")
+    write_toy(isolated / FILE_NAME)
+    monkeypatch.setenv(data.ENV_VAR, str(env))
+    assert locate_recipes(explicit) == explicit  # taken as given, even if missing
+    assert locate_recipes(str(explicit)) == explicit
+
+
+def test_environment_before_cache(isolated: Path, tmp_path: Path, monkeypatch) -> None:
+    env = write_toy(tmp_path / "env.json")
+    write_toy(isolated / FILE_NAME)
+    monkeypatch.setenv(data.ENV_VAR, str(env))
+    assert locate_recipes() == env
+
+
+def test_cache_before_download(isolated: Path, server: Server, monkeypatch) -> None:
+    monkeypatch.setattr(data, "URL", server.url)
+    cached = write_toy(isolated / FILE_NAME)
+    assert locate_recipes() == cached
+    assert server.requests == []
+
+
+def test_download_into_cache_with_checksum(isolated: Path, server: Server, monkeypatch) -> None:
+    monkeypatch.setattr(data, "URL", server.url)
+    monkeypatch.setattr(data, "SHA256", PAYLOAD_SHA)
+    path = locate_recipes()
+    assert path == isolated / FILE_NAME
+    assert path.read_bytes() == PAYLOAD
+    assert server.requests == [f"/datasets/{FILE_NAME}"]
+    assert not list(isolated.glob("*.part"))
+    # the next lookup finds the cached copy and does not download again
+    graph = default_graph()
+    assert graph.sha256 == PAYLOAD_SHA and graph.n_elements == len(TOY["entities"])
+    assert len(server.requests) == 1
+
+
+def test_download_checksum_mismatch_stores_nothing(isolated: Path, server: Server) -> None:
+    server.body = PAYLOAD + b" "
+    with pytest.raises(RecipeDataError) as err:
+        download(server.url, isolated / FILE_NAME, PAYLOAD_SHA)
+    message = str(err.value)
+    assert server.url in message
+    assert hashlib.sha256(server.body).hexdigest() in message and PAYLOAD_SHA in message
+    assert not isolated.exists() or not any(isolated.iterdir())
+
+
+def test_locate_reports_checksum_mismatch(isolated: Path, server: Server, monkeypatch) -> None:
+    monkeypatch.setattr(data, "URL", server.url)
+    # the real checksum, which the toy payload does not have
+    with pytest.raises(RecipeDataError, match=f"does not match {data.SHA256}"):
+        locate_recipes()
+    assert not (isolated / FILE_NAME).exists()
+
+
+def test_failure_message_says_what_was_tried(isolated: Path, server: Server, monkeypatch) -> None:
+    server.status = 404
+    monkeypatch.setattr(data, "URL", server.url)
+    with pytest.raises(RecipeDataError) as err:
+        locate_recipes()
+    message = str(err.value)
+    assert "\n" not in message
+    assert "no --recipes path" in message
+    assert "$TPDISC_RECIPES unset" in message
+    assert str(isolated / FILE_NAME) in message
+    assert f"download of {server.url} failed" in message and "404" in message
+    assert "--recipes PATH or TPDISC_RECIPES=PATH" in message
+    assert server.requests == [f"/datasets/{FILE_NAME}"]
+
+
+def test_unreachable_server(isolated: Path) -> None:
+    with pytest.raises(RecipeDataError, match=r"download of http://127\.0\.0\.1:9/.* failed"):
+        locate_recipes()
+
+
+def test_download_can_be_disabled(isolated: Path, server: Server, monkeypatch) -> None:
+    monkeypatch.setattr(data, "URL", server.url)
+    with pytest.raises(RecipeDataError, match="and download disabled; point the tool"):
+        locate_recipes(allow_download=False)
+    assert server.requests == []
+
+
+def test_default_url_and_checksum_are_the_public_copy() -> None:
+    assert data.URL.endswith("/minqi/wordcraft/main/datasets/alchemy2.json")
+    assert data.SHA256 == "757422df36f8805b1a56c418e613c6418c905b0956e6f2fb3dff78569933d25d"
+
+
+def test_missing_explicit_file_is_reported(isolated: Path, tmp_path: Path) -> None:
+    with pytest.raises(RecipeDataError, match=r"nope\.json: cannot read"):
+        default_graph(tmp_path / "nope.json")
