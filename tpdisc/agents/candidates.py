@@ -36,15 +36,25 @@ class CandidatePairs:
 
 
 def candidate_pairs(state: AgentState, social: Sequence[int]) -> CandidatePairs:
-    """Every pair (self-pairs included) over the inventory plus this step's social items."""
-    extra = [e for e in social if not state.owned[e]]
-    pool = np.fromiter((*state.inventory, *extra), dtype=np.int64)
+    """Every pair (self-pairs included) over the inventory plus this step's social items.
+
+    The order (inventory in discovery order, then social items not owned, pairs in
+    upper-triangle order) matters: agents draw pair indices from it.
+    """
+    pool = np.array(state.inventory, dtype=np.int64)
+    if len(social):
+        received = np.array(social, dtype=np.int64)
+        pool = np.concatenate((pool, received[~state.owned[received]]))
     i, j = _upper_triangle(pool.size)
     a, b = pool[i], pool[j]
-    in_social = np.zeros(pool.size, dtype=bool)
     if len(social):
-        in_social = np.isin(pool, np.asarray(social, dtype=np.int64))
-    return CandidatePairs(np.minimum(a, b), np.maximum(a, b), in_social[i] | in_social[j])
+        # A membership mask over element ids: much cheaper than np.isin on small arrays.
+        is_social = np.zeros(state.owned.size, dtype=bool)
+        is_social[received] = True
+        uses_social = is_social[a] | is_social[b]
+    else:
+        uses_social = np.zeros(i.size, dtype=bool)
+    return CandidatePairs(np.minimum(a, b), np.maximum(a, b), uses_social)
 
 
 def choose_biased(

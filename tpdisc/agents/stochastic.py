@@ -32,8 +32,8 @@ class StochasticAgent(Agent):
         return int(pairs.lo[k]), int(pairs.hi[k])
 
     def observe_own(self, a: int, b: int, result: int) -> None:
-        self.known[min(a, b), max(a, b)] = True
+        self.known[(a, b) if a <= b else (b, a)] = True
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
         for a, b, _ in memories:
-            self.known[min(a, b), max(a, b)] = True
+            self.known[(a, b) if a <= b else (b, a)] = True

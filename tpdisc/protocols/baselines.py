@@ -29,7 +29,7 @@ def random_memories(
         return []
     if k >= n_memories:
         return [(sender, i) for i in range(n_memories)]
-    return [(sender, int(i)) for i in rng.choice(n_memories, size=k, replace=False)]
+    return [(sender, i) for i in rng.choice(n_memories, size=k, replace=False).tolist()]
 
 
 class Asocial:
@@ -266,10 +266,17 @@ class Dynamic:
         exchanges: Exchange = {}
         for agent, teachers in enumerate(self.sources(i_step)):
             if teachers and self.rng.random() < self.p_share:
-                pooled = [(t, i) for t in teachers for i in range(len(agent_states[t]["memories"]))]
-                k = min(self.n_memories, len(pooled))
-                chosen = self.rng.choice(len(pooled), size=k, replace=False)
-                exchanges[agent] = [pooled[int(c)] for c in chosen]
+                # Draw positions in the teachers' memories laid end to end, without building
+                # that list: it grows with every step.
+                counts = np.array([len(agent_states[t]["memories"]) for t in teachers])
+                ends = np.cumsum(counts)
+                k = min(self.n_memories, int(ends[-1]))
+                chosen = self.rng.choice(int(ends[-1]), size=k, replace=False)
+                which = np.searchsorted(ends, chosen, side="right")
+                indices = chosen - (ends - counts)[which]
+                exchanges[agent] = [
+                    (teachers[w], i) for w, i in zip(which.tolist(), indices.tolist(), strict=True)
+                ]
         return exchanges
 
 
@@ -287,13 +294,14 @@ class Stochastic:
         if self.n_agents < 2:
             return {}
         exchanges: Exchange = {}
-        counts = [len(agent_states[i]["memories"]) for i in range(self.n_agents)]
+        counts = np.array([len(agent_states[i]["memories"]) for i in range(self.n_agents)])
         for agent in range(self.n_agents):
             offsets = self.rng.integers(1, self.n_agents, size=self.n_memories)
             senders = (agent + offsets) % self.n_agents
-            exchanges[agent] = [
-                (int(s), int(self.rng.integers(counts[s]))) for s in senders if counts[s]
-            ]
+            senders = senders[counts[senders] > 0]
+            # One vectorised draw per sender: the same stream as drawing them one by one.
+            indices = self.rng.integers(counts[senders])
+            exchanges[agent] = list(zip(senders.tolist(), indices.tolist(), strict=True))
         return exchanges
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -21,6 +22,28 @@ def _as_int(value: object) -> int | None:
     if isinstance(value, np.integer):
         return int(value)
     return None
+
+
+def _canonical_entries(
+    entries: object, n_agents: int, memory_counts: Sequence[int]
+) -> list[tuple[int, int]] | None:
+    """``entries`` as a list if every entry is already canonical, a tuple of two in-range
+    ints; else None, and the caller checks entry by entry to convert or name the fault.
+
+    The common case, checked with C-level iteration: protocols send hundreds per step.
+    """
+    if not isinstance(entries, list | tuple) or not entries:
+        return None
+    if set(map(type, entries)) != {tuple} or set(map(len, entries)) != {2}:
+        return None
+    senders, indices = zip(*entries, strict=True)
+    if set(map(type, senders)) != {int} or set(map(type, indices)) != {int}:
+        return None
+    if min(senders) < 0 or max(senders) >= n_agents or min(indices) < 0:
+        return None
+    if not all(map(operator.lt, indices, map(memory_counts.__getitem__, senders))):
+        return None
+    return list(entries)
 
 
 def validate_exchanges(raw: object, memory_counts: Sequence[int]) -> Exchanges:
@@ -52,6 +75,11 @@ def validate_exchanges(raw: object, memory_counts: Sequence[int]) -> Exchanges:
                 f"recipient {recipient}: expected a list of (sender, memory_index) pairs, "
                 f"got {type(entries).__name__}"
             )
+        canonical = _canonical_entries(entries, n_agents, memory_counts)
+        if canonical is not None:
+            if canonical:
+                exchanges.setdefault(recipient, []).extend(canonical)
+            continue
         checked: list[tuple[int, int]] = []
         for k, entry in enumerate(entries):
             if not isinstance(entry, _SEQUENCE_TYPES) or len(entry) != 2:

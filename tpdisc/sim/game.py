@@ -116,9 +116,8 @@ class Game:
 
     def attempt(self, agent_id: int, a: int, b: int) -> None:
         state = self.states[agent_id]
-        usable = set(self.social[agent_id])
         for e in (a, b):
-            if not state.owned[e] and e not in usable:
+            if not state.owned[e] and e not in self.social[agent_id]:
                 raise RuntimeError(
                     f"agent {agent_id} ({self.agents[agent_id].kind}) attempted "
                     f"{self.names[e]!r}, which it can neither own nor borrow"
@@ -143,7 +142,7 @@ class Game:
         self.memory_names[agent_id].append(
             (self.names[a], self.names[b], self.names[result] if result != FAILED else None)
         )
-        self.tried[agent_id].add((min(a, b), max(a, b)))
+        self.tried[agent_id].add((a, b) if a <= b else (b, a))
         self.agents[agent_id].observe_own(a, b, result)
 
     def agent_states(self) -> AgentStates:
@@ -161,24 +160,23 @@ class Game:
         new_social: list[list[int]] = [[] for _ in self.agents]
         for learner in sorted(exchanges):
             entries = exchanges[learner]
-            kept = np.ones(len(entries), dtype=bool)
-            if len(entries) > limit:
-                kept[:] = False
-                kept[self.rng.choice(len(entries), size=limit, replace=False)] = True
-            memories: list[Memory] = []
-            for (teacher, index), survived in zip(entries, kept, strict=True):
-                memory = self.states[teacher].memories[index]
-                if self.log is not None:
-                    self.log.append(step, teacher, learner, index, memory, bool(survived))
-                if survived:
-                    memories.append(memory)
+            sent = [self.states[teacher].memories[index] for teacher, index in entries]
+            kept: list[bool] | None = None
+            memories = sent
+            if len(sent) > limit:
+                mask = np.zeros(len(sent), dtype=bool)
+                mask[self.rng.choice(len(sent), size=limit, replace=False)] = True
+                kept = mask.tolist()
+                memories = [m for m, keep in zip(sent, kept, strict=True) if keep]
+            if self.log is not None:
+                self.log.extend(step, learner, entries, sent, kept)
             elements: dict[int, None] = {}
             tried = self.tried[learner]
             for a, b, r in memories:
                 elements[a] = elements[b] = None
                 if r != FAILED:
                     elements[r] = None
-                if (min(a, b), max(a, b)) not in tried:
+                if ((a, b) if a <= b else (b, a)) not in tried:
                     self.novel_received += 1
             self.received += len(memories)
             new_social[learner] = list(elements)

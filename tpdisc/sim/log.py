@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -24,23 +25,24 @@ class TransmissionLog:
     result: list[int] = field(default_factory=list)
     survived: list[bool] = field(default_factory=list)
 
-    def append(
+    def extend(
         self,
         step: int,
-        teacher: int,
         learner: int,
-        index: int,
-        memory: tuple[int, int, int],
-        survived: bool,
+        entries: Sequence[tuple[int, int]],
+        memories: Sequence[tuple[int, int, int]],
+        survived: Sequence[bool] | None = None,
     ) -> None:
-        self.step.append(step)
-        self.teacher.append(teacher)
-        self.learner.append(learner)
-        self.memory_index.append(index)
-        self.e1.append(memory[0])
-        self.e2.append(memory[1])
-        self.result.append(memory[2])
-        self.survived.append(survived)
+        """Every memory one learner was sent at one step (``survived``: all when None)."""
+        n = len(entries)
+        self.step.extend([step] * n)
+        self.teacher.extend([teacher for teacher, _ in entries])
+        self.learner.extend([learner] * n)
+        self.memory_index.extend([index for _, index in entries])
+        self.e1.extend([m[0] for m in memories])
+        self.e2.extend([m[1] for m in memories])
+        self.result.extend([m[2] for m in memories])
+        self.survived.extend([True] * n if survived is None else survived)
 
     def __len__(self) -> int:
         return len(self.step)
@@ -55,11 +57,12 @@ class TransmissionLog:
 
     def to_table(self, names: tuple[str, ...] | None = None) -> pa.Table:
         """As an Arrow table; with ``names``, element names are added beside the ids."""
-        table = pa.table(self.columns())
+        columns = self.columns()
+        table = pa.table(columns)
         if names is not None:
             lookup = np.asarray([*names, ""], dtype=object)  # -1 (failure) maps to ""
             for col in ("e1", "e2", "result"):
-                table = table.append_column(f"{col}_name", pa.array(lookup[self.columns()[col]]))
+                table = table.append_column(f"{col}_name", pa.array(lookup[columns[col]]))
         return table
 
     def to_parquet(self, path: str | Path, names: tuple[str, ...] | None = None) -> None:
