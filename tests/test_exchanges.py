@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def test_missing_and_empty_recipients_receive_nothing() -> None:
         {np.int64(0): [(np.int64(1), np.int32(0)), (2, np.uint8(1))]},  # numpy integers
         {0: np.array([[1, 0], [2, 1]])},  # an array of pairs
         {0: ((1, 0), (2, 1))},  # a tuple of pairs
-        {0: [(1, 0)], np.int16(0): [(2, 1)]},  # the same recipient twice
+        MappingProxyType({0: [(1, 0), (2, 1)]}),  # any mapping
         {0: [(1, idx) for idx in np.random.default_rng(0).choice(1, size=1)] + [(2, 1)]},
     ],
 )
