@@ -1,0 +1,290 @@
+"""Loading protocol files written to SPEC §3 by others, and the errors for broken ones.
+
+The files run in-process (``trusted``): sandboxing untrusted code is tested with the
+sandbox. What is tested here is what any protocol file gets: class discovery, the call
+contract, and one-line errors naming the file, the line and the step.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.errors import ProtocolError
+from tpdisc.protocols.loader import SourceProtocol, find_protocol_class, load_protocol_class
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.game import SimResult, run_simulation
+
+# An appendix-style protocol: another class name, the global numpy generator, indices from
+# np.random.choice (numpy ints), lists instead of tuples, recipients left out, logs.
+APPENDIX = '''
+import numpy as np
+import random
+from collections import defaultdict
+
+
+class RecencySharing:
+    """Each agent not divisible by 3 hears up to 5 successes of one random other agent."""
+
+    def __init__(self, n_agents, n_steps):
+        self.n_agents = n_agents
+        self.n_steps = n_steps
+        self.sent = defaultdict(int)
+
+    def share_memories(self, i_step, agent_states):
+        exchanges = {}
+        for agent_id in range(self.n_agents):
+            if agent_id % 3 == 0:
+                continue
+            others = [a for a in agent_states if a != agent_id]
+            sender = np.random.choice(others)
+            memories = agent_states[sender]["memories"]
+            successes = [i for i, m in enumerate(memories) if m[2] is not None]
+            pool = successes or list(range(len(memories)))
+            k = min(5, len(pool))
+            picks = np.random.choice(pool, size=k, replace=False)
+            exchanges[agent_id] = [[sender, idx] for idx in picks]
+            self.sent[agent_id] += k
+        if random.random() < 0.5:
+            exchanges[0] = []
+        return exchanges
+
+    def get_logs(self):
+        return [
+            {
+                "metric_name": "sent",
+                "metric_description": "memories sent in all",
+                "metric_value": sum(self.sent.values()),
+            }
+        ]
+'''
+
+
+def write(tmp_path: Path, source: str, name: str = "proto.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def play(
+    domain: Domain, path: Path, seed: int = 0, n_agents: int = 6, steps: int = 10
+) -> SimResult:
+    spec = SourceProtocol.from_file(path, trusted=True)
+    config = SimConfig(n_agents=n_agents, n_steps=steps, agent_type="stochastic")
+    return run_simulation(domain, config, spec, seed, record_log=True)
+
+
+@pytest.fixture
+def toy(toy_graph: RecipeGraph) -> Domain:
+    return make_domain(toy_graph)
+
+
+def test_appendix_style_file_runs_unchanged(toy: Domain, tmp_path: Path) -> None:
+    path = write(tmp_path, APPENDIX, "recency_sharing.py")
+    spec = SourceProtocol.from_file(path, trusted=True)
+    assert spec.name == "recency_sharing" and spec.origin == str(path)
+    result = play(toy, path)
+    log = result.log
+    assert log is not None and len(log) > 0
+    learners = set(log.learner)
+    assert learners == {1, 2, 4, 5}  # 0 and 3 were left out (or given nothing)
+    assert all(t != learner for t, learner in zip(log.teacher, log.learner, strict=True))
+    assert result.protocol_logs == [
+        {
+            "metric_name": "sent",
+            "metric_description": "memories sent in all",
+            "metric_value": len(log),
+        }
+    ]
+
+
+def test_file_protocol_is_reproducible_from_seed(toy: Domain, tmp_path: Path) -> None:
+    path = write(tmp_path, APPENDIX)
+    import random
+
+    import numpy as np
+
+    first = play(toy, path, seed=4)
+    np.random.seed(99)  # global generators are reseeded per simulation: this changes nothing
+    random.seed(99)
+    again = play(toy, path, seed=4)
+    other = play(toy, path, seed=5)
+    assert first.schedule.steps == again.schedule.steps and first.curve == again.curve
+    assert first.schedule.steps != other.schedule.steps
+
+
+def test_conventional_name_wins_over_other_protocol_classes(tmp_path: Path) -> None:
+    source = """
+    class Helper:
+        def share_memories(self, i_step, agent_states):
+            return {}
+
+    class TransmissionProtocol(Helper):
+        def __init__(self, n_agents, n_steps):
+            pass
+    """
+    cls = load_protocol_class(textwrap.dedent(source), "p.py")
+    assert cls.__name__ == "TransmissionProtocol"
+
+
+def test_single_class_with_share_memories_is_found_among_others() -> None:
+    source = """
+    from collections import Counter
+
+    class Tally:
+        pass
+
+    class Base:
+        def __init__(self, n_agents, n_steps):
+            self.n = n_agents
+
+    class Mine(Base):
+        def share_memories(self, i_step, agent_states):
+            return {}
+    """
+    assert load_protocol_class(textwrap.dedent(source), "p.py").__name__ == "Mine"
+
+
+def test_imported_protocol_classes_do_not_count() -> None:
+    source = """
+    from tpdisc.protocols.baselines import Paired
+
+    class Mine:
+        def __init__(self, n_agents, n_steps):
+            pass
+
+        def share_memories(self, i_step, agent_states):
+            return {}
+    """
+    assert load_protocol_class(textwrap.dedent(source), "p.py").__name__ == "Mine"
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            """
+            class A:
+                def share_memories(self, i_step, agent_states):
+                    return {}
+
+            class B:
+                def share_memories(self, i_step, agent_states):
+                    return {}
+            """,
+            r"^p\.py: several classes define share_memories \(A, B\); "
+            "name the one to use TransmissionProtocol$",
+        ),
+        ("x = 1\nclass A:\n    pass\n", r"^p\.py: no class with a share_memories method$"),
+        (
+            "import numpy as np\n\nclass A:\n    def share_memories(self, i, s)\n        pass\n",
+            r"^p\.py: SyntaxError at line 4: ",
+        ),
+        (
+            "import numpy as np\nWEIGHTS = np.ones(3)\nSCALE = undefined_name * 2\n",
+            r"^p\.py: NameError: name 'undefined_name' is not defined \(line 3\) while loading$",
+        ),
+    ],
+)
+def test_load_errors_name_file_and_line(source: str, message: str) -> None:
+    with pytest.raises(ProtocolError, match=message):
+        load_protocol_class(textwrap.dedent(source), "p.py")
+
+
+def test_find_protocol_class_needs_a_class_not_a_name() -> None:
+    with pytest.raises(ProtocolError, match="no class with a share_memories method"):
+        find_protocol_class({"__name__": "m", "TransmissionProtocol": 3}, "m.py")
+
+
+def test_crash_in_init_names_file(toy: Domain, tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        class P:
+            def __init__(self, n_agents, n_steps):
+                self.table = [0] * n_agents
+                self.table[n_agents] = 1
+
+            def share_memories(self, i_step, agent_states):
+                return {}
+        """,
+    )
+    with pytest.raises(ProtocolError) as err:
+        play(toy, path)
+    assert str(err.value) == (
+        f"{path}: IndexError: list assignment index out of range (line 5) in __init__"
+    )
+
+
+def test_crash_in_share_memories_names_file_line_and_step(toy: Domain, tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        def ratio(a, b):
+            return a / b
+
+        class P:
+            def __init__(self, n_agents, n_steps):
+                pass
+
+            def share_memories(self, i_step, agent_states):
+                return {0: [(1, int(ratio(1, 3 - i_step)))]}
+        """,
+    )
+    with pytest.raises(ProtocolError) as err:
+        play(toy, path)
+    # the line is that of the innermost frame in the protocol's own code
+    assert str(err.value) == (
+        f"{path}: ZeroDivisionError: division by zero (line 3) in share_memories at step 3"
+    )
+
+
+def test_malformed_exchange_from_file_names_it(toy: Domain, tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        class P:
+            def __init__(self, n_agents, n_steps):
+                self.n = n_agents
+
+            def share_memories(self, i_step, agent_states):
+                return {i: [(i + 1, 0)] for i in range(self.n)}
+        """,
+        "off_by_one.py",
+    )
+    with pytest.raises(
+        ProtocolError, match=r"^off_by_one: invalid exchange at step 0: recipient 5"
+    ):
+        play(toy, path)
+
+
+def test_crash_in_get_logs(toy: Domain, tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        class P:
+            def __init__(self, n_agents, n_steps):
+                pass
+
+            def share_memories(self, i_step, agent_states):
+                return {}
+
+            def get_logs(self):
+                return {}["missing"]
+        """,
+    )
+    with pytest.raises(ProtocolError, match=r"KeyError: 'missing' \(line 10\) in get_logs"):
+        play(toy, path, steps=2)
+
+
+def test_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(ProtocolError, match=r"nope\.py: cannot read protocol file"):
+        SourceProtocol.from_file(tmp_path / "nope.py")
+    binary = tmp_path / "binary.py"
+    binary.write_bytes(b"\xff\xfe\x00class")
+    with pytest.raises(ProtocolError, match=r"binary\.py: cannot read protocol file"):
+        SourceProtocol.from_file(binary)
