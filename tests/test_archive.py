@@ -1,0 +1,144 @@
+"""The SQLite archive: round trips, atomic iterations, totals, read-only access."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from tpdisc.errors import ConfigError
+from tpdisc.search.archive import Archive, Candidate
+
+
+def row(name: str, iteration: int, attempt: int = 0, **kw) -> Candidate:
+    defaults = dict(mode="warm-up" if attempt == 0 else "repair", status="valid", proposer="test")
+    defaults.update(kw)
+    return Candidate(name=name, iteration=iteration, attempt=attempt, **defaults)
+
+
+def test_round_trip_keeps_every_field(tmp_path) -> None:
+    with Archive(tmp_path / "a.sqlite") as archive:
+        seed = row(
+            "paired",
+            0,
+            mode="seed",
+            code="x = 1",
+            fitness_mean=60.0,
+            fitness_sem=1.0,
+            fitness_values=[59.0, 61.0],
+            seeds=[0, 1],
+            logs=[[], []],
+        )
+        archive.add_seed(seed)
+        child = row(
+            "i0001",
+            1,
+            code="y = 2",
+            parent_id=seed.id,
+            lineage=[seed.id],
+            contrast_ids=[seed.id],
+            genome={"route": "ring"},
+            fitness_mean=70.0,
+            prompt_tokens=100,
+            completion_tokens=20,
+            cost=0.5,
+            model="m",
+            description="d",
+            logging="l",
+            reasoning="r",
+            prompt="p",
+            answer="a",
+        )
+        archive.finish_iteration(1, "warm-up", [child])
+        back = archive.get(child.id)
+    assert back == child
+    assert back.code_sha256 is not None and back.valid
+
+
+def test_iteration_is_one_transaction(tmp_path) -> None:
+    with Archive(tmp_path / "a.sqlite") as archive:
+        bad = row("i0001", 1, status="invalid", error="boom")
+        clash = row("i0001", 1)  # same (iteration, attempt, name): the insert fails
+        with pytest.raises(sqlite3.IntegrityError):
+            archive.finish_iteration(1, "warm-up", [bad, clash])
+        assert archive.candidates() == [] and archive.last_iteration() == 0
+        fixed = row("i0001r1", 1, attempt=1, fitness_mean=3.0)
+        accepted = archive.finish_iteration(
+            1, "warm-up", [row("i0001", 1, status="invalid"), fixed]
+        )
+        assert accepted == fixed.id and fixed.repair_of is not None
+        assert archive.last_iteration() == 1
+        with pytest.raises(sqlite3.IntegrityError):  # an iteration cannot be stored twice
+            archive.finish_iteration(1, "warm-up", [row("other", 1, fitness_mean=1.0)])
+        assert len(archive.candidates()) == 2
+
+
+def test_stats_totals_and_calls(tmp_path) -> None:
+    with Archive(tmp_path / "a.sqlite") as archive:
+        archive.add_seed(row("a", 0, mode="seed", fitness_mean=10.0))
+        archive.add_seed(row("b", 0, mode="seed", fitness_mean=20.0))
+        archive.finish_iteration(
+            1,
+            "warm-up",
+            [
+                row("i1", 1, status="invalid", error="e"),
+                row("i1r1", 1, attempt=1, fitness_mean=30.0),
+            ],
+        )
+        archive.record_call(
+            1,
+            "warm-up",
+            model="m",
+            prompt_tokens=10,
+            completion_tokens=5,
+            cost=0.25,
+            requests=2,
+            seconds=1.0,
+            usage_estimated=False,
+        )
+        archive.record_call(
+            1,
+            "repair",
+            model="m",
+            prompt_tokens=7,
+            completion_tokens=3,
+            cost=0.5,
+            requests=1,
+            seconds=1.0,
+            usage_estimated=True,
+        )
+        stats = archive.stats()
+        totals = archive.totals()
+        assert archive.find_code("nothing") is None
+    assert (stats.n_valid, stats.n_invalid, stats.best_name) == (3, 1, "i1r1")
+    assert stats.mean_fitness == pytest.approx(20.0) and stats.best_fitness == 30.0
+    assert (totals.protocols, totals.valid, totals.invalid, totals.repairs) == (4, 3, 1, 1)
+    assert (totals.llm_calls, totals.prompt_tokens, totals.completion_tokens) == (2, 17, 8)
+    assert totals.cost == pytest.approx(0.75)
+
+
+def test_wal_mode_and_read_only_access(tmp_path) -> None:
+    path = tmp_path / "a.sqlite"
+    with Archive(path) as archive:
+        mode = archive.db.execute("PRAGMA journal_mode").fetchone()[0]
+        archive.add_seed(row("a", 0, mode="seed", code="c", fitness_mean=1.0))
+        with Archive(path, readonly=True) as reader:  # while the writer is open
+            assert [c.name for c in reader.valid()] == ["a"]
+            assert reader.find_code("c") == 1
+            with pytest.raises(sqlite3.OperationalError):
+                reader.set_meta("k", "v")
+    assert mode == "wal"
+
+
+def test_bad_paths_are_one_line_errors(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="no archive"):
+        Archive(tmp_path / "missing.sqlite", readonly=True)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database at all" * 100)
+    with pytest.raises(ConfigError, match="not a usable archive"):
+        Archive(junk)
+    with (
+        Archive(tmp_path / "a.sqlite") as archive,
+        pytest.raises(ConfigError, match="no protocol with id 9"),
+    ):
+        archive.get(9)

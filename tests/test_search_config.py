@@ -1,0 +1,82 @@
+"""The search settings: validation, YAML round trip, what a resumed run may change."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpdisc.errors import ConfigError
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.llm import LLMConfig, ModelPrice
+from tpdisc.sim.config import SimConfig
+
+
+def test_defaults_follow_the_spec() -> None:
+    config = SearchConfig()
+    assert (config.iterations, config.warmup, config.sims) == (200, 50, 30)
+    assert (config.n_agents, config.n_steps, config.max_repairs) == (10, 150, 3)
+    assert (config.thompson_lambda, config.contrast_temperature) == (3.0, 0.4)
+    assert config.agent_type == SimConfig().agent_type
+    assert config.seeds == list(range(30)) and config.sandboxed
+
+
+def test_warmup_and_generation_only() -> None:
+    config = SearchConfig(iterations=10, warmup=3)
+    assert [config.is_warmup(i) for i in (1, 3, 4, 10)] == [True, True, False, False]
+    only = SearchConfig(iterations=10, warmup=3, generation_only=True)
+    assert all(only.is_warmup(i) for i in range(1, 11))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("sims", 0, "sims"),
+        ("warmup", 500, "warmup"),
+        ("thompson_lambda", 0.0, "thompson_lambda"),
+        ("p_improve", 1.5, "p_improve"),
+        ("proposer", "magic", "proposer"),
+        ("agent_type", "robot", "agent type"),
+        ("variant", "tiny", "variant"),
+        ("max_repairs", -1, "max_repairs"),
+    ],
+)
+def test_bad_values_name_the_field(field: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        SearchConfig(**{field: value})
+
+
+def test_llm_proposer_needs_an_llm() -> None:
+    with pytest.raises(ConfigError, match="base URL"):
+        SearchConfig(proposer="llm")
+
+
+def test_yaml_round_trip(tmp_path) -> None:
+    llm = LLMConfig(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        max_cost=2.0,
+        prices={"m": ModelPrice(0.5, 3.0)},
+    )
+    config = SearchConfig(
+        iterations=12, warmup=4, sims=3, proposer="llm", llm=llm, agent_type="stochastic"
+    )
+    config.save(tmp_path / "c.yaml")
+    assert SearchConfig.load(tmp_path / "c.yaml") == config
+    assert "api_key" not in (tmp_path / "c.yaml").read_text().replace("api_key_env", "")
+
+
+def test_yaml_errors_are_one_line(tmp_path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("iterations: 5\nbogus: 1\n")
+    with pytest.raises(ConfigError, match="bogus"):
+        SearchConfig.load(path)
+    path.write_text("iterations: [\n")
+    with pytest.raises(ConfigError, match="cannot read"):
+        SearchConfig.load(path)
+
+
+def test_resumed_run_may_extend_but_not_change_fitness_settings() -> None:
+    config = SearchConfig(iterations=10, warmup=3, sims=5, agent_type="stochastic")
+    longer = config.resumed_with({"iterations": 20, "sims": None, "warmup": 3})
+    assert longer.iterations == 20 and longer.sims == 5
+    with pytest.raises(ConfigError, match="sims=5"):
+        config.resumed_with({"sims": 6})

@@ -1,0 +1,400 @@
+"""The persistent archive of a search: every candidate, its fitness and its history.
+
+One SQLite file in WAL mode. An iteration's rows (the accepted protocol together with the
+failed attempts that led to it) are written in a single transaction along with the
+iteration's completion mark, so a process killed at any moment leaves either the whole
+iteration or none of it: resuming redoes an interrupted iteration and never duplicates a
+finished one. LLM calls are written as they happen, since their cost is spent either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tpdisc.errors import ConfigError
+
+MODES: tuple[str, ...] = ("seed", "warm-up", "improve", "diversify", "repair")
+STATUSES: tuple[str, ...] = ("valid", "invalid", "duplicate")
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS protocols (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    iteration INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    mode TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    code TEXT,
+    code_sha256 TEXT,
+    description TEXT NOT NULL DEFAULT '',
+    logging TEXT NOT NULL DEFAULT '',
+    reasoning TEXT NOT NULL DEFAULT '',
+    parent_id INTEGER REFERENCES protocols(id),
+    lineage TEXT NOT NULL DEFAULT '[]',
+    contrast_ids TEXT NOT NULL DEFAULT '[]',
+    repair_of INTEGER REFERENCES protocols(id),
+    duplicate_of INTEGER REFERENCES protocols(id),
+    genome TEXT,
+    fitness_mean REAL,
+    fitness_sem REAL,
+    fitness_values TEXT,
+    seeds TEXT,
+    curve_mean TEXT,
+    logs TEXT,
+    proposer TEXT NOT NULL,
+    model TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    prompt TEXT,
+    answer TEXT,
+    created_at TEXT NOT NULL,
+    evaluated_at TEXT,
+    UNIQUE (iteration, attempt, name)
+);
+CREATE INDEX IF NOT EXISTS protocols_status ON protocols(status);
+CREATE TABLE IF NOT EXISTS iterations (
+    iteration INTEGER PRIMARY KEY,
+    mode TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    protocol_id INTEGER REFERENCES protocols(id),
+    note TEXT NOT NULL DEFAULT '',
+    finished_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id INTEGER PRIMARY KEY,
+    iteration INTEGER NOT NULL,
+    purpose TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    requests INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    usage_estimated INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
+
+_JSON_FIELDS = frozenset(
+    {"lineage", "contrast_ids", "genome", "fitness_values", "seeds", "curve_mean", "logs"}
+)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def code_hash(code: str) -> str:
+    return hashlib.sha256(code.strip().encode()).hexdigest()
+
+
+@dataclass
+class Candidate:
+    """One row of the archive: a protocol proposed at some iteration, valid or not."""
+
+    name: str
+    iteration: int
+    attempt: int  # 0 for the first proposal of an iteration, then 1.. for repairs
+    mode: str
+    status: str
+    proposer: str
+    code: str | None = None
+    error: str | None = None
+    description: str = ""
+    logging: str = ""
+    reasoning: str = ""
+    parent_id: int | None = None
+    lineage: list[int] = field(default_factory=list)  # parent first, then its ancestors
+    contrast_ids: list[int] = field(default_factory=list)
+    repair_of: int | None = None
+    duplicate_of: int | None = None
+    genome: dict[str, Any] | None = None
+    fitness_mean: float | None = None
+    fitness_sem: float | None = None
+    fitness_values: list[float] | None = None
+    seeds: list[int] | None = None
+    curve_mean: list[float] | None = None
+    logs: list[Any] | None = None
+    model: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    prompt: str | None = None
+    answer: str | None = None
+    created_at: str = field(default_factory=now)
+    evaluated_at: str | None = None
+    code_sha256: str | None = None
+    id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}")
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+        if self.code is not None and self.code_sha256 is None:
+            self.code_sha256 = code_hash(self.code)
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid" and self.fitness_mean is not None
+
+    @property
+    def fitness(self) -> float:
+        if self.fitness_mean is None:
+            raise ValueError(f"{self.name} has no fitness")
+        return self.fitness_mean
+
+    def to_json(self, *, full: bool = True) -> dict[str, Any]:
+        data = asdict(self)
+        if not full:
+            for key in ("code", "prompt", "answer", "curve_mean", "fitness_values", "logs"):
+                data.pop(key)
+        return data
+
+
+@dataclass(frozen=True)
+class ArchiveStats:
+    """What the prompts quote about the archive."""
+
+    n_valid: int
+    n_invalid: int
+    mean_fitness: float
+    best_fitness: float
+    best_name: str
+
+
+@dataclass(frozen=True)
+class Totals:
+    protocols: int
+    valid: int
+    invalid: int
+    duplicates: int
+    repairs: int
+    iterations: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+
+
+class Archive:
+    """The SQLite archive of one run directory (``archive.sqlite``)."""
+
+    FILE_NAME = "archive.sqlite"
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly and not self.path.is_file():
+            raise ConfigError(f"{self.path}: no archive here")
+        uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
+        try:
+            self.db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            self.db.row_factory = sqlite3.Row
+            if not readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                # FULL: a transaction reported committed survives a crash of the machine too.
+                self.db.execute("PRAGMA synchronous=FULL")
+                self.db.executescript(SCHEMA)
+                self.db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+            self.db.execute("PRAGMA foreign_keys=ON")
+            version = self.db.execute(
+                "SELECT value FROM meta WHERE key='schema_version'"
+            ).fetchone()
+        except sqlite3.DatabaseError as err:
+            raise ConfigError(f"{self.path}: not a usable archive ({err})") from None
+        if version is None or int(version[0]) != SCHEMA_VERSION:
+            raise ConfigError(f"{self.path}: archive schema {version and version[0]} unsupported")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # --- writing -------------------------------------------------------------------------
+
+    def _insert(self, db: sqlite3.Connection, candidate: Candidate) -> int:
+        data = {f.name: getattr(candidate, f.name) for f in fields(candidate) if f.name != "id"}
+        for key in _JSON_FIELDS:
+            if data[key] is not None:
+                data[key] = json.dumps(data[key])
+        columns = ", ".join(data)
+        marks = ", ".join(f":{k}" for k in data)
+        cursor = db.execute(f"INSERT INTO protocols ({columns}) VALUES ({marks})", data)
+        candidate.id = int(cursor.lastrowid or 0)
+        return candidate.id
+
+    def add_seed(self, candidate: Candidate) -> int:
+        """Store one evaluated baseline (its own transaction)."""
+        with self.transaction() as db:
+            return self._insert(db, candidate)
+
+    def finish_iteration(
+        self, iteration: int, mode: str, candidates: Sequence[Candidate], note: str = ""
+    ) -> int | None:
+        """Store an iteration's candidates and mark it done, all in one transaction.
+
+        Repairs point at the candidate they repair (``repair_of``); ids are filled in as
+        rows are written. Returns the id of the iteration's valid protocol, if any.
+        """
+        accepted: int | None = None
+        with self.transaction() as db:
+            previous: int | None = None
+            for candidate in candidates:
+                if candidate.attempt > 0:
+                    candidate.repair_of = previous
+                previous = self._insert(db, candidate)
+                if candidate.status == "valid":
+                    accepted = previous
+            outcome = candidates[-1].status if candidates else "no-candidate"
+            db.execute(
+                "INSERT INTO iterations VALUES (?, ?, ?, ?, ?, ?)",
+                (iteration, mode, outcome, accepted, note, now()),
+            )
+        return accepted
+
+    def record_call(
+        self,
+        iteration: int,
+        purpose: str,
+        *,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost: float,
+        requests: int,
+        seconds: float,
+        usage_estimated: bool,
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO llm_calls (iteration, purpose, model, prompt_tokens, completion_tokens,"
+            " cost, requests, seconds, usage_estimated, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                iteration,
+                purpose,
+                model,
+                prompt_tokens,
+                completion_tokens,
+                cost,
+                requests,
+                seconds,
+                int(usage_estimated),
+                now(),
+            ),
+        )
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # --- reading -------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @staticmethod
+    def _candidate(row: sqlite3.Row) -> Candidate:
+        data = dict(row)
+        for key in _JSON_FIELDS:
+            if data[key] is not None:
+                data[key] = json.loads(data[key])
+        return Candidate(**data)
+
+    def candidates(self, where: str = "1", params: Sequence[Any] = ()) -> list[Candidate]:
+        rows = self.db.execute(f"SELECT * FROM protocols WHERE {where} ORDER BY id", params)
+        return [self._candidate(r) for r in rows]
+
+    def valid(self) -> list[Candidate]:
+        """Protocols with a fitness, in the order they entered the archive."""
+        return self.candidates("status='valid' AND fitness_mean IS NOT NULL")
+
+    def get(self, protocol_id: int) -> Candidate:
+        found = self.candidates("id=?", (protocol_id,))
+        if not found:
+            raise ConfigError(f"{self.path}: no protocol with id {protocol_id}")
+        return found[0]
+
+    def seed_names(self) -> set[str]:
+        rows = self.db.execute("SELECT name FROM protocols WHERE mode='seed'")
+        return {str(r[0]) for r in rows}
+
+    def last_iteration(self) -> int:
+        row = self.db.execute("SELECT MAX(iteration) FROM iterations").fetchone()
+        return int(row[0] or 0)
+
+    def iterations(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM iterations ORDER BY iteration")]
+
+    def find_code(self, code: str) -> int | None:
+        """The id of a valid protocol with this exact code, if there is one."""
+        row = self.db.execute(
+            "SELECT id FROM protocols WHERE code_sha256=? AND status='valid' ORDER BY id LIMIT 1",
+            (code_hash(code),),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def spent(self) -> float:
+        row = self.db.execute("SELECT COALESCE(SUM(cost), 0) FROM llm_calls").fetchone()
+        return float(row[0])
+
+    def stats(self) -> ArchiveStats:
+        valid = self.valid()
+        n_invalid = int(
+            self.db.execute("SELECT COUNT(*) FROM protocols WHERE status='invalid'").fetchone()[0]
+        )
+        if not valid:
+            return ArchiveStats(0, n_invalid, float("nan"), float("nan"), "")
+        best = max(valid, key=lambda c: c.fitness)
+        mean = sum(c.fitness for c in valid) / len(valid)
+        return ArchiveStats(len(valid), n_invalid, mean, best.fitness, best.name)
+
+    def totals(self) -> Totals:
+        counts = dict(
+            self.db.execute("SELECT status, COUNT(*) FROM protocols GROUP BY status").fetchall()
+        )
+        repairs = self.db.execute("SELECT COUNT(*) FROM protocols WHERE attempt > 0").fetchone()
+        calls = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
+            "COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(cost), 0) FROM llm_calls"
+        ).fetchone()
+        iterations = self.db.execute("SELECT COUNT(*) FROM iterations").fetchone()
+        return Totals(
+            protocols=sum(counts.values()),
+            valid=counts.get("valid", 0),
+            invalid=counts.get("invalid", 0),
+            duplicates=counts.get("duplicate", 0),
+            repairs=int(repairs[0]),
+            iterations=int(iterations[0]),
+            llm_calls=int(calls[0]),
+            prompt_tokens=int(calls[1]),
+            completion_tokens=int(calls[2]),
+            cost=float(calls[3]),
+        )
