@@ -1,18 +1,53 @@
-"""Running untrusted protocol code in an isolated worker."""
+"""Running untrusted protocol code in an isolated, confined worker process.
+
+See ``docs/security.md`` for the threat model and the layers. The public surface:
+
+- :func:`open_sandboxed` — a :class:`~tpdisc.protocols.interface.ProtocolRunner` for one
+  simulation of untrusted source (what ``SourceProtocol.open`` calls when not trusted);
+- :class:`SandboxedSource` — a ``SourceProtocol`` that carries its own :class:`SandboxConfig`
+  (time and memory limits, the explicit unsafe mode);
+- :func:`precheck` — fast, readable problems in a source, for feedback to an LLM;
+- :class:`SandboxError` — the typed failure (``kind``, ``reason``);
+- :func:`sandbox_support` — whether this platform can enforce the seccomp layer.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
-from tpdisc.errors import ConfigError
+from tpdisc.protocols.interface import ProtocolRunner
+from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox.config import DEFAULT_TIME_LIMIT, SandboxConfig
+from tpdisc.sandbox.errors import KINDS, SandboxError
+from tpdisc.sandbox.policy import seccomp_support as sandbox_support
+from tpdisc.sandbox.precheck import precheck
+from tpdisc.sandbox.runner import UNSAFE_FLAG, SandboxWarning, open_sandboxed
 
-if TYPE_CHECKING:
-    from tpdisc.protocols.interface import ProtocolRunner
-    from tpdisc.protocols.loader import SourceProtocol
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "KINDS",
+    "UNSAFE_FLAG",
+    "SandboxConfig",
+    "SandboxError",
+    "SandboxWarning",
+    "SandboxedSource",
+    "open_sandboxed",
+    "precheck",
+    "sandbox_support",
+]
 
 
-def open_sandboxed(spec: SourceProtocol, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
-    raise ConfigError(
-        f"{spec.origin}: untrusted protocol files need the sandbox, which this version lacks; "
-        "pass --trusted to run the file in-process if you trust its code"
-    )
+@dataclass(frozen=True)
+class SandboxedSource(SourceProtocol):
+    """A :class:`SourceProtocol` with explicit sandbox limits (picklable, for executors)."""
+
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+
+    @classmethod
+    def of(cls, spec: SourceProtocol, config: SandboxConfig) -> SandboxedSource:
+        return cls(spec.name, spec.source, spec.origin, spec.trusted, config)
+
+    def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
+        if self.trusted:
+            return super().open(n_agents, n_steps, seed)
+        return open_sandboxed(self, n_agents, n_steps, seed, self.sandbox)

@@ -1,0 +1,213 @@
+"""The sandboxed runner with well-behaved protocols: same results as in-process, clear
+errors for broken sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sandbox.helpers import (
+    FAST,
+    fail_calls,
+    same_simulation,
+    simulate,
+    source_spec,
+    toy_states,
+)
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox import SandboxedSource, open_sandboxed
+from tpdisc.sandbox.runner import SandboxRunner
+
+# Uses both global generators, numpy arrays and scikit-learn, and logs numpy values.
+RANDOM_PROTOCOL = """
+import random
+from collections import defaultdict
+
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.n_agents = n_agents
+        self.sent = defaultdict(int)
+
+    def share_memories(self, i_step, agent_states):
+        sizes = np.array([[len(s["inventory"]), len(s["memories"])] for s in agent_states.values()])
+        nn = NearestNeighbors(n_neighbors=2).fit(sizes + np.random.rand(*sizes.shape))
+        _, neighbours = nn.kneighbors(sizes)
+        exchanges = {}
+        for agent in range(self.n_agents):
+            teacher = int(neighbours[agent, 1])
+            if random.random() < 0.5:
+                teacher = random.randrange(self.n_agents)
+            n_mem = len(agent_states[teacher]["memories"])
+            k = min(n_mem, 3)
+            picks = np.random.choice(n_mem, size=k, replace=False) if k else []
+            exchanges[agent] = [(teacher, int(m)) for m in picks]
+            self.sent[agent] += k
+        return exchanges
+
+    def get_logs(self):
+        return [{"metric_name": "sent", "metric_description": "memories sent per agent",
+                 "metric_value": np.array([self.sent[a] for a in range(self.n_agents)])}]
+"""
+
+
+def test_sandboxed_and_trusted_runs_of_one_file_give_the_same_simulation(
+    toy_graph: RecipeGraph,
+) -> None:
+    for seed in (0, 7):
+        trusted = simulate(toy_graph, SourceProtocol("p", RANDOM_PROTOCOL, "p.py", True), seed)
+        sandboxed = simulate(toy_graph, SourceProtocol("p", RANDOM_PROTOCOL, "p.py"), seed)
+        assert trusted.schedule.total_sent() > 0
+        assert same_simulation(trusted, sandboxed)
+        assert sandboxed.protocol_logs == [
+            {
+                "metric_name": "sent",
+                "metric_description": "memories sent per agent",
+                "metric_value": [int(v) for v in trusted.protocol_logs[0]["metric_value"]],
+            }
+        ]
+
+
+def test_source_protocol_opens_the_sandbox_unless_trusted() -> None:
+    with SourceProtocol("p", RANDOM_PROTOCOL, "p.py").open(3, 5, 0) as runner:
+        assert isinstance(runner, SandboxRunner)
+    with SourceProtocol("p", RANDOM_PROTOCOL, "p.py", trusted=True).open(3, 5, 0) as runner:
+        assert not isinstance(runner, SandboxRunner)
+    with SandboxedSource("p", RANDOM_PROTOCOL, "p.py", True).open(3, 5, 0) as runner:
+        assert not isinstance(runner, SandboxRunner)
+
+
+def test_only_new_memories_cross_the_pipe_and_a_changed_prefix_is_resent() -> None:
+    echo = """
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        pass
+
+    def share_memories(self, i_step, agent_states):
+        # Echo what the worker sees, encoded as exchanges: (sender, last memory index) only
+        # when the last memory is the one the parent expects ("fire" + str(index)).
+        out = {}
+        for agent, state in agent_states.items():
+            memories = state["memories"]
+            ok = all(m[2] == f"fire{k}" for k, m in enumerate(memories))
+            if memories and ok and state["inventory"][-1] == f"item{len(memories)}":
+                out[agent] = [(agent, len(memories) - 1)]
+        return out
+"""
+    runner = open_sandboxed(source_spec(echo), 2, 10, 0)
+
+    def states(n: int, first: str = "fire0") -> dict:
+        memories = tuple(("a", "b", first if k == 0 else f"fire{k}") for k in range(n))
+        inventory = tuple(f"item{k}" for k in range(n + 1))
+        return {a: {"inventory": inventory, "memories": memories} for a in range(2)}
+
+    with runner:
+        assert runner.share(0, states(1)) == {0: [(0, 0)], 1: [(1, 0)]}
+        assert runner.share(1, states(3)) == {0: [(0, 2)], 1: [(1, 2)]}
+        # The first memory changed: the mirror must follow, so the echo now refuses.
+        assert runner.share(2, states(4, first="other")) == {}
+        assert runner.share(3, states(5)) == {0: [(0, 4)], 1: [(1, 4)]}
+
+
+def test_every_allowed_import_resolves_inside() -> None:
+    source = """
+from __future__ import annotations
+import abc, bisect, copy, dataclasses, enum, operator, typing
+import collections, collections.abc, functools, heapq, itertools, math, random, statistics
+import numpy as np
+import numpy.linalg
+from numpy.random import default_rng
+from sklearn.neighbors import BallTree, KDTree, NearestNeighbors
+from sklearn.metrics import pairwise_distances
+from sklearn.metrics.pairwise import cosine_similarity
+from sklearn import neighbors, metrics
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.rng = default_rng(1)
+
+    def share_memories(self, i_step, agent_states):
+        x = self.rng.random((6, 3))
+        KDTree(x).query(x, k=2)
+        BallTree(x).query_radius(x, r=0.5)
+        NearestNeighbors(n_neighbors=2).fit(x).kneighbors(x)
+        cosine_similarity(x)
+        pairwise_distances(x, metric="manhattan")
+        np.fft.rfft(x[:, 0])
+        np.linalg.pinv(x)
+        statistics.median(list(x[:, 0]))
+        heapq.nlargest(2, x[:, 1])
+        return {0: [(1, 0)]}
+"""
+    with source_spec(source).open(3, 5, 0) as runner:
+        assert runner.share(0, toy_states()) == {0: [(1, 0)]}
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "reason"),
+    [
+        (
+            "class TransmissionProtocol:\n    def share_memories(self, a, b)\n",
+            "syntax",
+            "SyntaxError at line 2: expected ':'",
+        ),
+        ("import os\n", "import", "ImportError: os is not allowed (line 1) while loading"),
+        (
+            "from sklearn import svm\n",
+            "import",
+            "ImportError: sklearn.svm is not allowed (line 1) while loading",
+        ),
+        ("x = 1\n", "no-protocol", "no class with a share_memories method"),
+        (
+            "class P:\n    def __init__(self, n, t):\n        1 / 0\n"
+            "    def share_memories(self, i, s):\n        return {}\n",
+            "crash",
+            "ZeroDivisionError: division by zero (line 3) in __init__",
+        ),
+        (
+            "class P:\n    def __init__(self, n, t):\n        pass\n"
+            "    def share_memories(self, i, s):\n        return s[99]\n",
+            "crash",
+            "KeyError: 99 (line 5) in share_memories at step 0",
+        ),
+    ],
+)
+def test_broken_sources_fail_with_their_kind_and_one_line_reason(
+    source: str, kind: str, reason: str
+) -> None:
+    err = fail_calls(source, kind)
+    assert err.reason == reason
+    assert str(err) == f"hostile.py: {reason}"
+
+
+def test_get_logs_failures_are_typed() -> None:
+    source = (
+        "class P:\n    def __init__(self, n, t):\n        pass\n"
+        "    def share_memories(self, i, s):\n        return {}\n"
+        "    def get_logs(self):\n        raise ValueError('no logs')\n"
+    )
+    with source_spec(source, FAST).open(2, 5, 0) as runner:
+        runner.share(0, toy_states(2))
+        with pytest.raises(Exception) as info:
+            runner.logs()
+    assert getattr(info.value, "kind", None) == "crash"
+    assert str(info.value) == "hostile.py: ValueError: no logs (line 7) in get_logs"
+
+
+def test_a_failed_runner_keeps_failing_the_same_way() -> None:
+    source = (
+        "class P:\n    def __init__(self, n, t):\n        pass\n"
+        "    def share_memories(self, i, s):\n        return 3\n"
+    )
+    runner = open_sandboxed(source_spec(source), 2, 5, 0)
+    with runner:
+        with pytest.raises(Exception) as first:
+            runner.share(0, toy_states(2))
+        with pytest.raises(Exception) as second:
+            runner.share(1, toy_states(2))
+    assert first.value is second.value
+    assert getattr(first.value, "kind", None) == "invalid-exchange"

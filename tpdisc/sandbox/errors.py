@@ -1,0 +1,51 @@
+"""The typed, one-line failures of sandboxed protocol code."""
+
+from __future__ import annotations
+
+from tpdisc.errors import ProtocolError
+
+# Every reason a sandboxed protocol can fail, as stored by the search.
+KINDS = frozenset(
+    {
+        "syntax",  # the source does not compile
+        "import",  # an import outside the allow-list (or one that cannot resolve inside)
+        "no-protocol",  # no class with share_memories, or several
+        "crash",  # an exception raised by the protocol's own code
+        "memory",  # MemoryError: the address-space limit was reached
+        "timeout",  # CPU budget, wall-clock deadline or per-call limit exceeded
+        "invalid-exchange",  # a reply that breaks the SPEC §3 contract
+        "too-large",  # a reply (exchanges or logs) beyond the size caps
+        "malformed-reply",  # bytes from the worker that do not decode: the runtime was tampered
+        "worker-died",  # the worker ended without replying (signal or exit)
+        "unsupported",  # seccomp is unavailable and the unsafe mode was not requested
+        "sandbox",  # the sandbox itself could not start (zygote failure)
+    }
+)
+
+MAX_REASON = 300
+
+
+def one_line(text: str, limit: int = MAX_REASON) -> str:
+    """``text`` on one line, printable, at most ``limit`` characters."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class SandboxError(ProtocolError):
+    """A sandboxed protocol failed; ``kind`` names why, ``reason`` says it in one line.
+
+    ``str(err)`` is ``"<origin>: <reason>"``, e.g.
+    ``"cand.py: timeout after 20 s in share_memories at step 37"``.
+    """
+
+    def __init__(self, kind: str, reason: str, origin: str = "<source>") -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown sandbox failure kind {kind!r}")
+        self.kind = kind
+        self.reason = one_line(reason)
+        self.origin = origin
+        super().__init__(f"{origin}: {self.reason}")
+
+    def __reduce__(self) -> tuple[type[SandboxError], tuple[str, str, str]]:
+        # Executors pickle failures back from pool workers; keep the fields.
+        return (type(self), (self.kind, self.reason, self.origin))

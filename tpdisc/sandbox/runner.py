@@ -1,0 +1,287 @@
+"""The game's side of a sandboxed protocol: a :class:`ProtocolRunner` over a forked worker."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+import warnings
+import weakref
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from tpdisc.protocols.interface import AgentStates, ProtocolRunner
+from tpdisc.sandbox import codec
+from tpdisc.sandbox.channel import Channel, ReplyTooLarge
+from tpdisc.sandbox.client import WorkerHandle, Zygote, ZygoteError, get_zygote
+from tpdisc.sandbox.config import SandboxConfig
+from tpdisc.sandbox.errors import SandboxError
+from tpdisc.sandbox.policy import seccomp_support
+
+if TYPE_CHECKING:
+    from tpdisc.protocols.loader import SourceProtocol
+
+UNSAFE_FLAG = "--unsafe-no-sandbox"
+SETUP_TIMEOUT = 30.0  # wall seconds for the worker to confine itself (no untrusted code yet)
+EXIT_WAIT = 2.0
+
+
+class SandboxWarning(UserWarning):
+    """Untrusted code is running without the seccomp layer (explicitly requested)."""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown"
+
+
+class SandboxRunner(ProtocolRunner):
+    """Runs one protocol instance in its own confined worker for one simulation."""
+
+    def __init__(
+        self, spec: SourceProtocol, n_agents: int, n_steps: int, seed: int, config: SandboxConfig
+    ) -> None:
+        self.origin = spec.origin
+        self.config = config
+        self.wall_used = 0.0
+        self.failure: SandboxError | None = None
+        self.order: tuple[int, ...] = ()
+        self.sent: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+        self.zygote, seccomp = self._zygote()
+        try:
+            self.worker: WorkerHandle | None = self.zygote.spawn()
+        except ZygoteError as err:
+            raise SandboxError("sandbox", str(err), self.origin) from None
+        _live.add(self)
+        self.channel = Channel(self.worker.sock)
+        try:
+            self._start(spec, n_agents, n_steps, seed, seccomp)
+        except BaseException:
+            self.close()
+            raise
+
+    def _zygote(self) -> tuple[Zygote, bool]:
+        supported, why = seccomp_support()
+        try:
+            zygote = get_zygote()
+        except ZygoteError as err:
+            raise SandboxError("sandbox", str(err), self.origin) from None
+        if supported and not zygote.seccomp:
+            supported, why = False, zygote.seccomp_reason
+        if not supported and not self.config.allow_without_seccomp:
+            raise SandboxError(
+                "unsupported",
+                f"refusing to run untrusted code: the seccomp sandbox is unavailable ({why}); "
+                f"{UNSAFE_FLAG} runs it with the weaker layers only",
+                self.origin,
+            )
+        if not supported:
+            warnings.warn(
+                f"running untrusted protocol code WITHOUT the seccomp sandbox ({why}): it can "
+                "read and write your files and use the network",
+                SandboxWarning,
+                stacklevel=4,
+            )
+        return zygote, supported
+
+    # --- failures ---------------------------------------------------------------------
+
+    def _fail(self, error: SandboxError) -> NoReturn:
+        self.failure = error
+        self._stop()
+        raise error
+
+    def _timeout(self, limit: str, context: str) -> NoReturn:
+        self._fail(SandboxError("timeout", f"timeout after {limit} {context}", self.origin))
+
+    def _died(self, context: str) -> NoReturn:
+        """The worker closed its end: find out how it ended and say so."""
+        assert self.worker is not None
+        self.worker.kill()
+        self.worker.wait_gone(EXIT_WAIT)
+        status = self.zygote.exit_status(self.worker.pid)
+        cpu_limit = max(1, int(-(-self.config.time_limit // 1)))
+        if status is None:
+            reason = f"worker died {context}"
+        else:
+            how, number, cpu = status
+            if how == "signal" and (
+                number == signal.SIGXCPU or (number == signal.SIGKILL and cpu >= cpu_limit)
+            ):
+                self._timeout(f"{self.config.time_limit:g} s", context)
+            if how == "signal":
+                reason = f"worker died: signal {number} ({_signal_name(number)}) {context}"
+            else:
+                reason = f"worker died: exit code {number} {context}"
+        self._fail(SandboxError("worker-died", reason, self.origin))
+
+    # --- talking to the worker --------------------------------------------------------
+
+    def _exchange(self, request: bytes | None, cap: int, context: str, call: bool) -> bytes:
+        """Send ``request`` (if any) and return the next reply, within every deadline."""
+        if self.failure is not None:
+            raise self.failure
+        now = time.monotonic()
+        wall_left = self.config.wall_limit - self.wall_used
+        deadline, limit = now + wall_left, f"{self.config.wall_limit:g} s of wall-clock time"
+        per_call = self.config.call_time_limit
+        if call and per_call is not None and per_call < wall_left:
+            deadline, limit = now + per_call, f"{per_call:g} s (per-call limit)"
+        try:
+            if request is not None:
+                self.channel.send(request, deadline)
+            reply = self.channel.recv(max(cap, codec.MAX_FAILURE_BYTES), deadline)
+        except TimeoutError:
+            self.wall_used += time.monotonic() - now
+            self._timeout(limit, context)
+        except EOFError:
+            self._died(context)
+        except ReplyTooLarge as err:
+            self._fail(
+                SandboxError(
+                    "too-large",
+                    f"reply of {err.size:,} bytes {context} (limit {cap:,})",
+                    self.origin,
+                )
+            )
+        self.wall_used += time.monotonic() - now
+        if reply[:1] == codec.FAILURE:
+            self._fail(codec.decode_failure(reply, self.origin, context))
+        return reply
+
+    def _start(
+        self, spec: SourceProtocol, n_agents: int, n_steps: int, seed: int, seccomp: bool
+    ) -> None:
+        init = {
+            "source": spec.source,
+            "origin": spec.origin,
+            "n_agents": n_agents,
+            "n_steps": n_steps,
+            "seed": seed,
+            "cpu_seconds": self.config.time_limit,
+            "memory_bytes": self.config.memory_mb << 20,
+            "seccomp": seccomp,
+            "max_exchanges": self.config.max_exchanges,
+            "max_log_bytes": self.config.max_log_bytes,
+        }
+        payload = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
+        deadline = time.monotonic() + SETUP_TIMEOUT
+        try:
+            self.channel.send(payload, deadline)
+            secured = self.channel.recv(codec.MAX_FAILURE_BYTES, deadline)
+        except (TimeoutError, EOFError, ReplyTooLarge):
+            self._died("while starting")
+        unsupported = codec.FAILURE + b"unsupported\n"
+        if secured.startswith(unsupported):  # reported before any untrusted code ran
+            detail = secured[len(unsupported) :].decode(errors="replace")
+            self._fail(SandboxError("unsupported", detail, self.origin))
+        if secured != (codec.SECURED if seccomp else codec.UNSECURED):
+            self._fail(codec.malformed(self.origin, "while starting"))
+        loaded = self._exchange(None, 1, "while loading", call=False)
+        if loaded != codec.LOADED:
+            self._fail(codec.malformed(self.origin, "while loading"))
+        if self._exchange(None, 1, "in __init__", call=False) != codec.READY:
+            self._fail(codec.malformed(self.origin, "in __init__"))
+
+    def _updates(self, agent_states: AgentStates) -> tuple[tuple[int, ...] | None, list[Any]]:
+        """Only what is new since the last call, per agent.
+
+        States grow by appending, so normally only the tails travel; a prefix that changed
+        (whatever the caller did) is detected and that agent's state is sent again whole.
+        """
+        order = tuple(agent_states)
+        changed = order != self.order
+        if changed:
+            self.order = order
+        updates = []
+        for agent, state in agent_states.items():
+            inv, mem = tuple(state["inventory"]), tuple(state["memories"])
+            old_inv, old_mem = self.sent.get(agent, ((), ()))
+            keep_inv = len(old_inv) if inv[: len(old_inv)] == old_inv else 0
+            keep_mem = len(old_mem) if mem[: len(old_mem)] == old_mem else 0
+            if agent in self.sent and keep_inv == len(inv) and keep_mem == len(mem):
+                continue
+            updates.append((agent, keep_inv, inv[keep_inv:], keep_mem, mem[keep_mem:]))
+            self.sent[agent] = (inv, mem)
+        return (order if changed else None), updates
+
+    # --- ProtocolRunner ---------------------------------------------------------------
+
+    def share(self, step: int, agent_states: AgentStates) -> object:
+        order, updates = self._updates(agent_states)
+        request = pickle.dumps(("step", step, order, updates), protocol=pickle.HIGHEST_PROTOCOL)
+        context = f"in share_memories at step {step}"
+        cap = codec.exchanges_cap(self.config.max_exchanges, len(agent_states))
+        reply = self._exchange(request, cap, context, call=True)
+        if reply[:1] != codec.EXCHANGES:
+            self._fail(codec.malformed(self.origin, context))
+        counts = [len(state["memories"]) for state in agent_states.values()]
+        try:
+            return codec.decode_exchanges(reply, counts, self.origin, context)
+        except SandboxError as err:
+            self._fail(err)
+
+    def logs(self) -> list[dict[str, Any]]:
+        request = pickle.dumps(("logs",))
+        reply = self._exchange(request, self.config.max_log_bytes + 1, "in get_logs", call=True)
+        if reply[:1] != codec.LOGS:
+            self._fail(codec.malformed(self.origin, "in get_logs"))
+        try:
+            return codec.decode_logs(reply, self.origin)
+        except SandboxError as err:
+            self._fail(err)
+
+    def _stop(self) -> None:
+        """Kill the worker and wait until it is gone; no process outlives its runner."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        worker.kill()
+        worker.wait_gone(EXIT_WAIT)
+        worker.release()
+        _live.discard(self)
+
+    def close(self) -> None:
+        self._stop()
+
+    def abandon(self) -> None:
+        """In a forked child: let go of the parent's worker without touching it."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.release()
+        self.failure = SandboxError(
+            "sandbox", "this sandboxed runner belongs to the parent process", self.origin
+        )
+
+
+# Open runners of this process, so that a forked child can let go of their workers.
+_live: weakref.WeakSet[SandboxRunner] = weakref.WeakSet()
+
+
+def _abandon_in_child() -> None:
+    for runner in list(_live):
+        runner.abandon()
+    _live.clear()
+
+
+os.register_at_fork(after_in_child=_abandon_in_child)
+
+
+def open_sandboxed(
+    spec: SourceProtocol,
+    n_agents: int,
+    n_steps: int,
+    seed: int,
+    config: SandboxConfig | None = None,
+) -> ProtocolRunner:
+    """Start ``spec``'s source in a fresh confined worker for one simulation.
+
+    The worker seeds ``random`` and ``np.random`` from ``seed`` exactly as an in-process run
+    does, so a sandboxed and a trusted run of the same file give the same simulation. Every
+    failure raises :class:`SandboxError` with a ``kind`` and a one-line reason.
+    """
+    if config is None:
+        config = getattr(spec, "sandbox", None) or SandboxConfig()
+    return SandboxRunner(spec, n_agents, n_steps, seed, config)
