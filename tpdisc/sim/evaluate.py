@@ -35,9 +35,12 @@ class Evaluation:
     received: list[int] = field(default_factory=list)
     novel_received: list[int] = field(default_factory=list)
     agent_stats: dict[str, float] = field(default_factory=dict)
+    n_agents: int = 1  # to turn the per-simulation totals above into per-agent figures
 
     @classmethod
-    def from_results(cls, protocol: str, results: Sequence[SimResult]) -> Evaluation:
+    def from_results(
+        cls, protocol: str, results: Sequence[SimResult], n_agents: int = 1
+    ) -> Evaluation:
         stats: dict[str, float] = {}
         for r in results:
             for key, value in r.agent_stats.items():
@@ -50,6 +53,7 @@ class Evaluation:
             received=[r.received for r in results],
             novel_received=[r.novel_received for r in results],
             agent_stats=stats,
+            n_agents=n_agents,
         )
 
     @property
@@ -78,9 +82,7 @@ class Evaluation:
             "final": self.final,
             "curve_mean": self.curve_mean(),
             "curve_sem": self.curve_sem(),
-            "received_per_agent": [
-                float(x) for x in np.asarray(self.received) / max(1, len(self.curves))
-            ],
+            "received_per_agent": [float(x) / self.n_agents for x in self.received],
             "agent_stats": self.agent_stats,
         }
 
@@ -132,7 +134,7 @@ def evaluate(
     """
     tasks = [SimTask(domain, config, protocol, s, record_log) for s in seeds]
     results = run_tasks(tasks, executor, on_result)
-    return Evaluation.from_results(protocol.name, results)
+    return Evaluation.from_results(protocol.name, results, config.n_agents)
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,8 @@ def evaluate_ablated(
     tasks = [AblatedTask(domain, config, protocol, s, record_log) for s in seeds]
     pairs = run_tasks(tasks, executor, on_result)
     return (
-        Evaluation.from_results(protocol.name, [o for o, _ in pairs]),
-        Evaluation.from_results(f"{protocol.name} (ablated)", [a for _, a in pairs]),
+        Evaluation.from_results(protocol.name, [o for o, _ in pairs], config.n_agents),
+        Evaluation.from_results(
+            f"{protocol.name} (ablated)", [a for _, a in pairs], config.n_agents
+        ),
     )
