@@ -161,6 +161,31 @@ def test_tasks_may_start_child_processes(pool) -> None:
     assert pool.run([StartsChildren(k) for k in range(3)]) == [3, 5, 7]
 
 
+SANDBOXED_PROTOCOL = """
+import random
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.n = n_agents
+
+    def share_memories(self, i_step, agent_states):
+        out = {}
+        for r in range(self.n):
+            s = (r + 1) % self.n
+            out[r] = [(s, random.randrange(len(agent_states[s]["memories"])))]
+        return out
+"""
+
+
+def test_sandboxed_protocols_run_in_workers_with_identical_results(toy_graph, pool) -> None:
+    # Each worker starts its own sandbox zygote (a child process) on first use.
+    protocol = SourceProtocol("neighbour", SANDBOXED_PROTOCOL, "neighbour.py", trusted=False)
+    domain, config = make_domain(toy_graph), SimConfig(n_agents=3, n_steps=12)
+    tasks = [SimTask(domain, config, protocol, seed) for seed in range(4)]
+    serial = [fingerprint(r) for r in SerialExecutor().run(tasks)]
+    assert [fingerprint(r) for r in pool.run(tasks)] == serial
+
+
 def test_task_errors_reach_the_caller(toy_graph, pool) -> None:
     protocol = SourceProtocol("failing", FAILING_PROTOCOL, "failing.py", trusted=True)
     tasks = [SimTask(make_domain(toy_graph), SimConfig(3, 10), protocol, s) for s in range(3)]
