@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 
 import pytest
@@ -26,3 +29,14 @@ def no_worker_left_and_no_hang() -> Iterator[None]:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert wait_for(lambda: not zygote_children()), f"workers left: {zygote_children()}"
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A world-writable folder: only the seccomp filter can stop the worker writing here."""
+    path = Path(tempfile.mkdtemp(prefix="tpdisc-sandbox-"))
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
