@@ -12,56 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import APPENDIX
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ProtocolError
 from tpdisc.protocols.loader import SourceProtocol, find_protocol_class, load_protocol_class
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
-
-# An appendix-style protocol: another class name, the global numpy generator, indices from
-# np.random.choice (numpy ints), lists instead of tuples, recipients left out, logs.
-APPENDIX = '''
-import numpy as np
-import random
-from collections import defaultdict
-
-
-class RecencySharing:
-    """Each agent not divisible by 3 hears up to 5 successes of one random other agent."""
-
-    def __init__(self, n_agents, n_steps):
-        self.n_agents = n_agents
-        self.n_steps = n_steps
-        self.sent = defaultdict(int)
-
-    def share_memories(self, i_step, agent_states):
-        exchanges = {}
-        for agent_id in range(self.n_agents):
-            if agent_id % 3 == 0:
-                continue
-            others = [a for a in agent_states if a != agent_id]
-            sender = np.random.choice(others)
-            memories = agent_states[sender]["memories"]
-            successes = [i for i, m in enumerate(memories) if m[2] is not None]
-            pool = successes or list(range(len(memories)))
-            k = min(5, len(pool))
-            picks = np.random.choice(pool, size=k, replace=False)
-            exchanges[agent_id] = [[sender, idx] for idx in picks]
-            self.sent[agent_id] += k
-        if random.random() < 0.5:
-            exchanges[0] = []
-        return exchanges
-
-    def get_logs(self):
-        return [
-            {
-                "metric_name": "sent",
-                "metric_description": "memories sent in all",
-                "metric_value": sum(self.sent.values()),
-            }
-        ]
-'''
 
 
 def write(tmp_path: Path, source: str, name: str = "proto.py") -> Path:

@@ -1,0 +1,246 @@
+"""The command line: evaluate, compare, variants; output shapes, one-line errors, exit codes.
+
+Every run uses a toy recipe file written to tmp_path, stochastic agents, a few agents and
+steps, and the serial executor (no process pool to start).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import TOY
+from tests.helpers import APPENDIX
+from tpdisc.cli import app
+from tpdisc.domain import data
+
+runner = CliRunner()
+FAST = ["--agents", "3", "--steps", "5", "--sims", "2", "--agent-type", "stochastic"]
+SERIAL = ["--executor", "serial"]
+
+
+@pytest.fixture
+def recipes(tmp_path: Path) -> Path:
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(TOY))
+    return path
+
+
+def evaluate(*args: str | Path):
+    return runner.invoke(app, ["evaluate", *map(str, args), *SERIAL])
+
+
+def one_line_error(result, *fragments: str) -> str:
+    """The run failed with exit code 1 and a single 'error: ...' line naming ``fragments``."""
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def test_evaluate_json_shape(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "res" / "out.json"
+    result = evaluate("paired", "asocial", *FAST, "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    assert "paired" in result.stdout and "asocial" in result.stdout
+    payload = json.loads(out.read_text())
+    assert set(payload) == {"config", "results"}
+    config = payload["config"]
+    assert (config["n_agents"], config["n_steps"], config["agent_type"]) == (3, 5, "stochastic")
+    assert config["seeds"] == [0, 1]
+    assert config["recipes_sha256"] and config["reachable"] == 15
+    assert [r["protocol"] for r in payload["results"]] == ["paired", "asocial"]
+    for r in payload["results"]:
+        assert {"protocol", "mean", "sem", "final", "curve_mean"} <= set(r)
+        assert len(r["final"]) == 2 and all(type(v) is int for v in r["final"])
+        assert r["mean"] == pytest.approx(np.mean(r["final"]))
+        assert r["sem"] == pytest.approx(np.std(r["final"], ddof=1) / np.sqrt(2))
+        assert len(r["curve_mean"]) == 6 and r["curve_mean"][0] == 4.0
+        assert r["curve_mean"][-1] == pytest.approx(r["mean"])
+
+
+def test_evaluate_is_reproducible_and_seeded(recipes: Path, tmp_path: Path) -> None:
+    def finals(seed: str, name: str) -> list[list[int]]:
+        out = tmp_path / name
+        args = ["stochastic", *FAST, "--sims", "3", "--seed", seed, "--steps", "12"]
+        assert evaluate(*args, "--recipes", recipes, "--json", out).exit_code == 0
+        return [r["final"] for r in json.loads(out.read_text())["results"]]
+
+    assert finals("0", "a.json") == finals("0", "b.json")
+    assert finals("0", "a.json") != finals("5", "c.json")
+
+
+def test_evaluate_plot_writes_pngs(recipes: Path, tmp_path: Path) -> None:
+    plot = tmp_path / "figs"
+    result = evaluate("paired", "graph", *FAST, "--recipes", recipes, "--plot", plot)
+    assert result.exit_code == 0, result.output
+    for name in ("coverage.png", "pairwise.png"):
+        assert (plot / name).read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((plot / "pairwise.json").read_text())["names"]
+
+
+def test_evaluate_ablate(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = evaluate("paired", "--ablate", *FAST, "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text())["results"]
+    assert [r["protocol"] for r in results] == ["paired", "paired (ablated)"]
+    assert results[0]["seeds"] == results[1]["seeds"]
+
+
+def test_compare_writes_results_and_figures(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    result = runner.invoke(
+        app, ["compare", "asocial", "stochastic", *FAST, *SERIAL, "--recipes", str(recipes),
+              "--out", str(out)]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in out.iterdir()} >= {"results.json", "coverage.png", "pairwise.png"}
+    names = [r["protocol"] for r in json.loads((out / "results.json").read_text())["results"]]
+    assert names == ["asocial", "stochastic"]
+
+
+def test_spec_style_file_runs_trusted(recipes: Path, tmp_path: Path) -> None:
+    path = tmp_path / "recency.py"
+    path.write_text(APPENDIX)
+    out = tmp_path / "out.json"
+    result = evaluate(path, "--trusted", *FAST, "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["results"][0]["protocol"] == "recency"
+
+
+def test_spec_style_file_runs_sandboxed_like_trusted(recipes: Path, tmp_path: Path) -> None:
+    from tpdisc.sandbox import sandbox_support
+
+    if not sandbox_support():
+        pytest.skip("the sandbox cannot confine protocols on this platform")
+    path = tmp_path / "recency.py"
+    path.write_text(APPENDIX)
+    finals = []
+    for extra in ([], ["--trusted"]):
+        out = tmp_path / f"out{len(extra)}.json"
+        result = evaluate(path, *extra, *FAST, "--recipes", recipes, "--json", out)
+        assert result.exit_code == 0, result.output
+        finals.append(json.loads(out.read_text())["results"][0]["final"])
+    assert finals[0] == finals[1]
+
+
+def test_variants_json(recipes: Path) -> None:
+    result = runner.invoke(app, ["variants", "--recipes", str(recipes), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["variant"]: row for row in json.loads(result.stdout)}
+    assert list(rows) == ["full", "depth-limited", "3-item", "heterogeneous", "dropout"]
+    assert rows["full"]["reachable"] == 15
+    assert rows["depth-limited"]["reachable"] == 14
+    assert rows["3-item"]["reachable_per_start_set"] == [13, 6, 7, 7]
+    assert rows["heterogeneous"]["reachable_per_start_set"] == [3, 4, 4, 4, 3, 4]
+    assert rows["heterogeneous"]["start_sets"][0] == ["air", "earth"]
+    assert rows["dropout"]["reachable"] <= 15
+    depth2 = runner.invoke(
+        app, ["variants", "--recipes", str(recipes), "--json", "--max-depth", "2"]
+    )
+    assert json.loads(depth2.stdout)[1]["reachable"] == 13
+
+
+def test_variants_table(recipes: Path) -> None:
+    result = runner.invoke(app, ["variants", "--recipes", str(recipes)])
+    assert result.exit_code == 0
+    assert "depth-limited" in result.stdout and "heterogeneous" in result.stdout
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_malformed_recipe_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    broken = json.loads(json.dumps(TOY))
+    broken["entities"]["mud"]["recipes"] = [["earth", "sand"]]
+    bad.write_text(json.dumps(broken))
+    one_line_error(evaluate("paired", *FAST, "--recipes", bad), str(bad), "'sand'", "'mud'")
+    bad.write_text("{")
+    one_line_error(evaluate("paired", *FAST, "--recipes", bad), str(bad), "not valid JSON")
+    missing = tmp_path / "missing.json"
+    one_line_error(
+        runner.invoke(app, ["variants", "--recipes", str(missing)]), str(missing), "cannot read"
+    )
+
+
+def test_no_recipe_data_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(data.ENV_VAR, raising=False)
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    monkeypatch.setattr(data, "URL", "http://127.0.0.1:9/alchemy2.json")
+    line = one_line_error(evaluate("paired", *FAST), "no recipe data", "TPDISC_RECIPES=PATH")
+    assert "127.0.0.1:9" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["pairs"], ["unknown protocol 'pairs'"]),
+        (["nothere.py"], ["nothere.py: no such protocol file"]),
+        (["paired", "--variant", "deep"], ["unknown variant 'deep'"]),
+        (["paired", "--population", "robot:2"], ["unknown agent type 'robot'"]),
+    ],
+)
+def test_bad_options(recipes: Path, args: list[str], fragments: list[str]) -> None:
+    one_line_error(evaluate(*args, *FAST, "--recipes", recipes), *fragments)
+
+
+def test_bad_agent_type(recipes: Path) -> None:
+    result = evaluate("paired", *FAST, "--agent-type", "robot", "--recipes", recipes)
+    one_line_error(result, "unknown agent type 'robot'")
+
+
+def test_typer_rejects_out_of_range_numbers(recipes: Path) -> None:
+    result = evaluate("paired", *FAST, "--agents", "0", "--recipes", recipes)
+    assert result.exit_code == 2 and "--agents" in result.output
+
+
+@pytest.mark.parametrize(
+    ("source", "fragments"),
+    [
+        ("class P(:\n    pass\n", ["SyntaxError at line 1"]),
+        (
+            "class P:\n    def __init__(self, n, t):\n        pass\n"
+            "    def share_memories(self, i_step, states):\n"
+            "        return {} if 1 / (2 - i_step) else {}\n",
+            ["ZeroDivisionError", "(line 5)", "share_memories at step 2"],
+        ),
+        (
+            "class P:\n    def __init__(self, n, t):\n        pass\n"
+            "    def share_memories(self, i_step, states):\n        return {0: [(7, 0)]}\n",
+            ["invalid exchange at step 0", "sender 7 does not exist"],
+        ),
+        (
+            "class A:\n    def share_memories(self, i, s):\n        return {}\n"
+            "class B(A):\n    pass\n",
+            ["several classes define share_memories (A, B)"],
+        ),
+    ],
+)
+def test_broken_protocol_file_names_the_file(
+    recipes: Path, tmp_path: Path, source: str, fragments: list[str]
+) -> None:
+    path = tmp_path / "broken_proto.py"
+    path.write_text(source)
+    result = evaluate(path, "--trusted", *FAST, "--recipes", recipes)
+    one_line_error(result, "broken_proto", *fragments)
+
+
+def test_help_documents_every_option() -> None:
+    for command in ("evaluate", "compare", "variants"):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0
+    text = runner.invoke(app, ["evaluate", "--help"]).output
+    for option in ("--agents", "--steps", "--sims", "--seed", "--agent-type", "--variant",
+                   "--ablate", "--recipes", "--json", "--plot"):  # fmt: skip
+        assert option in text
