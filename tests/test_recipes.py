@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,12 +48,26 @@ def test_depths(toy_graph: RecipeGraph) -> None:
         (lambda d: d["entities"].pop("fire"), "ingredient 'fire' is not an entity"),
         (lambda d: d.pop("entities"), "top level must be an object"),
         (lambda d: d["entities"]["mud"].update(recipes="earth+water"), "'recipes' must be a list"),
+        (
+            lambda d: d["entities"]["mud"].update(recipes=["ew"]),
+            "entity 'mud', recipe 0: expected 2 ingredients, got 'ew'",
+        ),
+        (
+            lambda d: d["entities"]["mud"].update(recipes=[["earth", ["water"]]]),
+            "entity 'mud', recipe 0: ingredient ['water'] is not an entity",
+        ),
+        (
+            lambda d: d["entities"]["mud"].update(recipes=[[{"name": "earth"}, "water"]]),
+            "entity 'mud', recipe 0: ingredient {'name': 'earth'} is not an entity",
+        ),
+        (lambda d: d["entities"].update(mud=["earth", "water"]), "entity 'mud' must be an object"),
+        (lambda d: d.update(entities={}), "'entities' is empty"),
     ],
 )
 def test_malformed_data_names_the_entry(mutate, message: str) -> None:
     data = json.loads(json.dumps(TOY))
     mutate(data)
-    with pytest.raises(RecipeDataError, match=message.replace("(", r"\(").replace("+", r"\+")):
+    with pytest.raises(RecipeDataError, match=re.escape(message)):
         parse_wordcraft(data, "toy.json")
 
 
@@ -71,6 +86,10 @@ def test_bad_json_and_missing_file(tmp_path: Path) -> None:
         load_recipes(path)
     with pytest.raises(RecipeDataError, match="cannot read"):
         load_recipes(tmp_path / "nope.json")
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"entities": {"caf\xe9": {}}}')
+    with pytest.raises(RecipeDataError, match=r"latin\.json: not valid JSON"):
+        load_recipes(latin)
 
 
 def test_real_graph_counts(real_graph: RecipeGraph) -> None:

@@ -131,7 +131,7 @@ def parse_wordcraft(data: Any, source: str = "<data>", sha256: str = "") -> Reci
             if not isinstance(recipe, list | tuple) or len(recipe) != 2:
                 raise RecipeDataError(f"{where}: expected 2 ingredients, got {recipe!r}")
             for ingredient in recipe:
-                if ingredient not in index:
+                if not isinstance(ingredient, str) or ingredient not in index:
                     raise RecipeDataError(f"{where}: ingredient {ingredient!r} is not an entity")
             results = recipes.setdefault(pair_key(index[recipe[0]], index[recipe[1]]), [])
             if index[name] not in results:
