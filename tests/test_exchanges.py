@@ -87,6 +87,8 @@ def test_duplicates_and_self_sends_are_kept() -> None:
         ),
         ({2: [(0, -1)]}, "recipient 2, entry 0: memory index -1 out of range"),
         ({0: np.array([[1.0, 0.0]])}, "recipient 0, entry 0: sender and memory index must be ints"),
+        ({0: [np.array(1)]}, "recipient 0, entry 0: expected a .* pair, got array"),
+        ({0: [np.array([[1, 0]])]}, "recipient 0, entry 0: expected a .* pair"),
     ],
 )
 def test_malformed_output_names_the_entry(raw: object, message: str) -> None:

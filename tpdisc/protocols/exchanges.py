@@ -82,7 +82,12 @@ def validate_exchanges(raw: object, memory_counts: Sequence[int]) -> Exchanges:
             continue
         checked: list[tuple[int, int]] = []
         for k, entry in enumerate(entries):
-            if not isinstance(entry, _SEQUENCE_TYPES) or len(entry) != 2:
+            # A 0-d array is an ndarray without a length: reject it here, not with TypeError.
+            if (
+                not isinstance(entry, _SEQUENCE_TYPES)
+                or getattr(entry, "ndim", 1) != 1
+                or len(entry) != 2
+            ):
                 raise ProtocolError(
                     f"recipient {recipient}, entry {k}: expected a (sender, memory_index) pair, "
                     f"got {entry!r:.60}"
