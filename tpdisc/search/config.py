@@ -33,7 +33,7 @@ class SearchConfig:
     """
 
     iterations: int = 200
-    warmup: int = 50
+    warmup: int | None = None  # None: a quarter of the iterations (SPEC §4: 50 of 200)
     generation_only: bool = False
     sims: int = 30  # fitness = mean final coverage over seeds 0..sims-1, like the baselines
     n_agents: int = 10
@@ -53,6 +53,8 @@ class SearchConfig:
     llm: LLMConfig | None = None
 
     def __post_init__(self) -> None:
+        if self.warmup is None:
+            object.__setattr__(self, "warmup", self.iterations // 4)
         positive = {
             "iterations": self.iterations,
             "sims": self.sims,
@@ -63,7 +65,7 @@ class SearchConfig:
         for name, value in positive.items():
             if value < 1:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
-        if not 0 <= self.warmup <= self.iterations:
+        if not 0 <= self.warmup_iterations <= self.iterations:
             raise ConfigError(f"warmup must lie in 0..iterations, got {self.warmup}")
         if self.seed < 0:
             raise ConfigError(f"seed must not be negative, got {self.seed}")
@@ -107,8 +109,13 @@ class SearchConfig:
     def bottleneck(self) -> int:
         return BOTTLENECK
 
+    @property
+    def warmup_iterations(self) -> int:
+        assert self.warmup is not None  # resolved in __post_init__
+        return self.warmup
+
     def is_warmup(self, iteration: int) -> bool:
-        return self.generation_only or iteration <= self.warmup
+        return self.generation_only or iteration <= self.warmup_iterations
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "llm"}
@@ -125,20 +132,29 @@ class SearchConfig:
             raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
         llm = data.pop("llm", None)
         if llm is not None:
-            data["llm"] = LLMConfig.from_dict(llm, f"{where}: llm")
+            data["llm"] = (
+                llm if isinstance(llm, LLMConfig) else LLMConfig.from_dict(llm, f"{where}: llm")
+            )
         try:
             return cls(**data)
         except TypeError as err:
             raise ConfigError(f"{where}: {err}") from None
 
-    @classmethod
-    def load(cls, path: str | Path) -> SearchConfig:
+    @staticmethod
+    def read_yaml(path: str | Path) -> dict[str, Any]:
+        """The settings in a YAML file, as written (defaults not filled in)."""
         path = Path(path)
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as err:
             raise ConfigError(f"{path}: cannot read search config ({err})") from None
-        return cls.from_dict(data, str(path))
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping of settings")
+        return data
+
+    @classmethod
+    def load(cls, path: str | Path) -> SearchConfig:
+        return cls.from_dict(cls.read_yaml(path), str(path))
 
     def save(self, path: str | Path) -> None:
         """Write atomically: a crash leaves the old file or the new one, never half of one."""

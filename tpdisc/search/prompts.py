@@ -14,22 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpdisc.protocols import baselines as baselines_module
+from tpdisc.sandbox.allowlist import SPEC_MODULES
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.config import SearchConfig
 
 # SPEC §3's allow-list, quoted to the model; the sandbox enforces it.
-ALLOWED_IMPORTS: tuple[str, ...] = (
-    "numpy",
-    "random",
-    "collections",
-    "statistics",
-    "math",
-    "itertools",
-    "heapq",
-    "functools",
-    "sklearn.neighbors",
-    "sklearn.metrics",
-)
+ALLOWED_IMPORTS: tuple[str, ...] = SPEC_MODULES
 SECTIONS: tuple[str, ...] = ("reasoning", "description", "logging", "code")
 KINDS: tuple[str, ...] = ("warm-up", "improve", "diversify", "repair")
 REPAIR_HEADING = "## Your last protocol failed"

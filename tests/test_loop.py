@@ -1,0 +1,232 @@
+"""The search loop end to end on a toy game: offline and LLM proposers, resumption."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tpdisc.domain.variants import make_domain
+from tpdisc.search.archive import Archive
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.fake_author import BROKEN_KINDS, ProtocolAuthor
+from tpdisc.search.llm import LLMClient, LLMConfig, ModelPrice
+from tpdisc.search.loop import SearchLoop, open_run_dir
+from tpdisc.search.prompts import PromptSettings
+from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
+from tpdisc.search.testing import FakeChatServer, Reply
+from tpdisc.sim.executors import SerialExecutor
+
+TINY = SearchConfig(
+    iterations=8, warmup=3, sims=2, n_agents=4, n_steps=8, check_steps=4, agent_type="stochastic"
+)
+
+
+def run(run_dir: Path, config: SearchConfig, graph, proposer: Proposer | None = None) -> Archive:
+    config = open_run_dir(run_dir, config, {"iterations": config.iterations})
+    with SearchLoop(
+        run_dir, config, make_domain(graph), proposer or OfflineProposer(), SerialExecutor()
+    ) as loop:
+        loop.summary = loop.run()
+    return Archive(run_dir / Archive.FILE_NAME, readonly=True)
+
+
+def fingerprint(archive: Archive) -> list[tuple]:
+    return [
+        (c.name, c.mode, c.status, c.code_sha256, c.parent_id, c.fitness_values)
+        for c in archive.candidates()
+    ]
+
+
+def test_offline_run_fills_the_archive(tmp_path, toy_graph) -> None:
+    with run(tmp_path / "r", TINY, toy_graph) as archive:
+        valid = archive.valid()
+        iterations = archive.iterations()
+        config = SearchConfig.load(tmp_path / "r" / "config.yaml")
+    assert config == TINY
+    assert [c.name for c in valid[:5]] == ["asocial", "paired", "dynamic", "graph", "stochastic"]
+    assert len(valid) == 5 + 8 and [i["iteration"] for i in iterations] == list(range(1, 9))
+    assert all(c.fitness_values and c.seeds == [0, 1] for c in valid)
+    for c in valid[5:]:
+        assert c.proposer == "offline" and c.genome and c.description and c.code
+        if c.iteration <= 3:
+            assert c.mode == "warm-up" and c.parent_id is None
+        else:
+            assert c.mode in ("improve", "diversify") and c.lineage[0] == c.parent_id
+            assert not set(c.contrast_ids) & set(c.lineage)
+            assert len(c.contrast_ids) == 2
+        assert len(c.logs) == 2  # get_logs of each simulation
+        assert all(
+            {e["metric_name"] for e in logs} == {"memories_sent", "active_steps"} for logs in c.logs
+        )
+
+
+def test_resume_makes_the_same_choices(tmp_path, toy_graph) -> None:
+    with run(tmp_path / "straight", TINY, toy_graph) as archive:
+        straight = fingerprint(archive)
+    run(tmp_path / "parts", replace(TINY, iterations=3), toy_graph).close()
+    run(tmp_path / "parts", replace(TINY, iterations=5), toy_graph).close()
+    with run(tmp_path / "parts", TINY, toy_graph) as archive:
+        assert fingerprint(archive) == straight
+
+
+class Interrupting(OfflineProposer):
+    """Dies (like a kill) in the middle of one iteration, after proposing."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def propose(self, request, rng):
+        proposal = super().propose(request, rng)
+        if request.iteration == self.at:
+            raise KeyboardInterrupt
+        return proposal
+
+
+def test_interrupted_iteration_is_redone_not_duplicated(tmp_path, toy_graph) -> None:
+    with run(tmp_path / "straight", TINY, toy_graph) as archive:
+        straight = fingerprint(archive)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "r", TINY, toy_graph, Interrupting(at=5))
+    with Archive(tmp_path / "r" / Archive.FILE_NAME, readonly=True) as archive:
+        assert archive.last_iteration() == 4 and len(archive.valid()) == 5 + 4
+    with run(tmp_path / "r", TINY, toy_graph) as archive:
+        assert fingerprint(archive) == straight
+
+
+def test_generation_only_is_all_warm_up(tmp_path, toy_graph) -> None:
+    config = replace(TINY, iterations=5, generation_only=True)
+    with run(tmp_path / "r", config, toy_graph) as archive:
+        assert {row["mode"] for row in archive.iterations()} == {"warm-up"}
+        assert all(c.parent_id is None for c in archive.valid())
+
+
+def llm_proposer(server: FakeChatServer, config: SearchConfig, **llm) -> LLMProposer:
+    llm_config = LLMConfig(
+        base_url=server.base_url, model="fake", backoff_initial=0.0, backoff_max=0.0, **llm
+    )
+    return LLMProposer(LLMClient(llm_config), PromptSettings.from_config(config))
+
+
+def test_llm_run_with_broken_code_and_server_errors(tmp_path, toy_graph) -> None:
+    config = replace(
+        TINY,
+        iterations=12,
+        warmup=4,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
+    )
+    author = ProtocolAuthor(seed=1)
+    with FakeChatServer(author) as server:
+        archive = run(tmp_path / "r", config, toy_graph, llm_proposer(server, config))
+        n_requests = len(server.requests)
+    with archive:
+        totals = archive.totals()
+        invalid = archive.candidates("status='invalid'")
+        valid = archive.valid()
+        calls = archive.db.execute("SELECT SUM(requests), COUNT(*) FROM llm_calls").fetchone()
+    assert totals.valid == 5 + 12 and totals.iterations == 12
+    assert sorted(author.broken_sent) == sorted(BROKEN_KINDS)
+    assert totals.repairs == len(invalid) == 4
+    errors = " | ".join(c.error for c in invalid)
+    for expected in ("SyntaxError", "KeyError", "out of range", "no <code> section"):
+        assert expected in errors
+    repaired = [c for c in valid if c.mode == "repair"]
+    assert len(repaired) == 4 and all(c.repair_of is not None for c in repaired)
+    assert calls[0] == n_requests  # every HTTP request, 429s and 500s included
+    assert calls[1] == 12 + 4  # one answered call per proposal and per repair
+    assert totals.prompt_tokens > 0 and totals.completion_tokens > 0
+    llm_rows = [c for c in archive_rows(tmp_path) if c.proposer == "llm"]
+    assert sum(c.prompt_tokens for c in llm_rows) == totals.prompt_tokens
+    assert all(c.prompt and c.answer and c.model == "fake" for c in llm_rows)
+    warm = [c for c in llm_rows if c.iteration <= 4 and c.attempt == 0]
+    assert all("Baseline: stochastic" in c.prompt for c in warm)
+
+
+def archive_rows(tmp_path: Path):
+    with Archive(tmp_path / "r" / Archive.FILE_NAME, readonly=True) as archive:
+        return archive.candidates()
+
+
+def test_spending_cap_stops_the_run_and_a_higher_cap_resumes_it(tmp_path, toy_graph) -> None:
+    price = {"fake": ModelPrice(input_per_million=0.0, output_per_million=1e6)}  # $1/token
+    config = replace(
+        TINY,
+        iterations=6,
+        warmup=6,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake", max_cost=3.0, prices=price),
+    )
+    author = ProtocolAuthor(faults=False)
+
+    def cheap(request):
+        reply = author(request)
+        return replace(reply, completion_tokens=1)
+
+    with FakeChatServer(cheap) as server:
+        run_dir = tmp_path / "r"
+        config = open_run_dir(run_dir, config, {})
+        proposer = llm_proposer(server, config, max_cost=3.0, prices=price)
+        with SearchLoop(
+            run_dir, config, make_domain(toy_graph), proposer, SerialExecutor()
+        ) as loop:
+            summary = loop.run()
+        assert summary.completed == 3 and "spending cap" in summary.stopped
+        assert len(server.requests) == 3
+        with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+            assert archive.spent() == pytest.approx(3.0)
+        more = LLMClient(replace(proposer.client.config, max_cost=10.0), spent=3.0)
+        proposer2 = LLMProposer(more, PromptSettings.from_config(config))
+        with SearchLoop(
+            run_dir, config, make_domain(toy_graph), proposer2, SerialExecutor()
+        ) as loop:
+            assert loop.run().completed == 6
+
+
+def test_endpoint_down_stops_without_losing_anything(tmp_path, toy_graph) -> None:
+    config = replace(
+        TINY,
+        iterations=4,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
+    )
+    good = ProtocolAuthor(faults=False)
+
+    def flaky(request):
+        return good(request) if request.number < 2 else Reply.error(503, "maintenance")
+
+    with FakeChatServer(flaky) as server:
+        run_dir = tmp_path / "r"
+        config = open_run_dir(run_dir, config, {})
+        proposer = llm_proposer(server, config, max_retries=2)
+        with SearchLoop(
+            run_dir, config, make_domain(toy_graph), proposer, SerialExecutor()
+        ) as loop:
+            summary = loop.run()
+    assert summary.completed == 2 and "endpoint keeps failing" in summary.stopped
+    assert "503" in summary.stopped
+
+
+def test_duplicate_code_is_recorded_not_rescored(tmp_path, toy_graph) -> None:
+    code = ProtocolAuthor().good_answer(0, repair=False)
+    config = replace(
+        TINY,
+        iterations=2,
+        warmup=2,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
+    )
+    with FakeChatServer([code, code]) as server:
+        archive = run(tmp_path / "r", config, toy_graph, llm_proposer(server, config))
+    with archive:
+        rows = archive.candidates("iteration > 0")
+    assert [r.status for r in rows] == ["valid", "duplicate"]
+    assert rows[1].duplicate_of == rows[0].id and rows[1].fitness_mean is None
+
+
+def test_changed_recipes_refuse_to_resume(tmp_path, toy_graph) -> None:
+    run(tmp_path / "r", replace(TINY, iterations=1, warmup=1), toy_graph).close()
+    other = replace(toy_graph, sha256="different")
+    with pytest.raises(Exception, match="recipes"):
+        run(tmp_path / "r", replace(TINY, iterations=2, warmup=1), other)

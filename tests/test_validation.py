@@ -1,0 +1,75 @@
+"""Validation and scoring of candidates, through the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpdisc.domain.variants import make_domain
+from tpdisc.search import blocks
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.fake_author import _CRASH, _INVALID_EXCHANGE, _SYNTAX_ERROR
+from tpdisc.search.validation import CandidateEvaluator
+from tpdisc.sim.executors import SerialExecutor
+
+CONFIG = SearchConfig(
+    sims=3, n_agents=4, n_steps=12, check_steps=5, agent_type="stochastic", time_limit=5.0
+)
+GOOD = blocks.render(blocks.Genome(route="everyone", weights=(("recency", 1.0),)))
+
+
+@pytest.fixture
+def evaluator(toy_graph) -> CandidateEvaluator:
+    return CandidateEvaluator(make_domain(toy_graph), CONFIG, SerialExecutor())
+
+
+def test_good_code_is_scored_on_the_baseline_seeds(evaluator) -> None:
+    ticks = []
+    evaluator.on_simulation = lambda: ticks.append(1)
+    scored = evaluator.score("good", GOOD)
+    assert scored.error is None and scored.evaluation is not None
+    assert scored.evaluation.seeds == [0, 1, 2] and len(ticks) == 3
+    assert [len(curve) for curve in scored.evaluation.curves] == [13, 13, 13]
+    assert [{e["metric_name"] for e in logs} for logs in scored.logs] == [
+        {"memories_sent", "active_steps"}
+    ] * 3
+    baseline = evaluator.score_baseline("stochastic")
+    assert baseline.evaluation.seeds == scored.evaluation.seeds
+
+
+def test_sandboxed_and_trusted_scores_agree(evaluator, toy_graph) -> None:
+    trusted = CandidateEvaluator(
+        make_domain(toy_graph), CONFIG.updated(sandboxed=False), SerialExecutor()
+    )
+    assert (
+        evaluator.score("good", GOOD).evaluation.final
+        == trusted.score("good", GOOD).evaluation.final
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (_SYNTAX_ERROR, "SyntaxError at line 8"),
+        ("import os\n" + GOOD, "os"),
+        (_CRASH, "KeyError"),
+        (_INVALID_EXCHANGE, "out of range"),
+        ("x = 1\n", "share_memories"),
+    ],
+)
+def test_failures_come_back_as_readable_text(evaluator, code: str, expected: str) -> None:
+    scored = evaluator.score("bad", code)
+    assert scored.evaluation is None
+    assert expected in scored.error
+    assert "\n" not in scored.error or scored.error.startswith("The pre-check")
+
+
+def test_runaway_code_times_out(toy_graph) -> None:
+    spin = GOOD.replace(
+        "        quota = self.quota",
+        "        while True:\n            pass\n        quota = self.quota",
+    )
+    evaluator = CandidateEvaluator(
+        make_domain(toy_graph), CONFIG.updated(time_limit=0.5), SerialExecutor()
+    )
+    scored = evaluator.score("spin", spin)
+    assert scored.error is not None and scored.error.startswith("[timeout]")

@@ -1,0 +1,290 @@
+"""The search controller: seed the archive, then iterate propose → validate → repair → score.
+
+Every random choice of iteration ``i`` draws from a generator seeded with ``(seed, i)``, so
+a resumed run makes the same choices an uninterrupted one would have made from the same
+archive. An iteration is written to the archive in one transaction at its end: a run killed
+at any moment loses at most the iteration in progress, which the next run redoes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from tpdisc.domain.variants import Domain
+from tpdisc.errors import ConfigError
+from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
+from tpdisc.search.archive import Archive, Candidate
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.llm import BudgetExceededError, LLMError
+from tpdisc.search.prompts import baseline_source
+from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
+from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
+from tpdisc.search.validation import CandidateEvaluator, Scored
+from tpdisc.sim.executors import Executor
+
+CONFIG_FILE = "config.yaml"
+
+
+@dataclass(frozen=True)
+class Event:
+    """Progress of a run, for a progress bar: one per seed protocol and per iteration."""
+
+    kind: str  # "seed" or "iteration"
+    iteration: int
+    total: int
+    mode: str
+    outcome: str  # valid, invalid, duplicate
+    name: str
+    fitness: float | None
+    best: float
+    cost: float
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    completed: int  # iterations finished over the run's whole life
+    total: int
+    stopped: str | None  # why the run ended early, if it did
+
+
+def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) -> SearchConfig:
+    """The config of the run in ``run_dir``: stored (resumed) or ``config`` (new run).
+
+    On resumption, ``requested`` holds the options given now (None for those not given);
+    see :meth:`SearchConfig.resumed_with` for what may change.
+    """
+    stored = run_dir / CONFIG_FILE
+    if stored.is_file():
+        resolved = SearchConfig.load(stored).resumed_with(requested)
+    elif config is None:
+        raise ConfigError(f"{run_dir}: no {CONFIG_FILE}, and no settings to start a run with")
+    else:
+        resolved = config
+    run_dir.mkdir(parents=True, exist_ok=True)
+    resolved.save(stored)
+    return resolved
+
+
+class SearchLoop:
+    """One run of the search in ``run_dir``; :meth:`run` starts or resumes it."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        config: SearchConfig,
+        domain: Domain,
+        proposer: Proposer,
+        executor: Executor,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        on_simulation: Callable[[], None] | None = None,
+    ) -> None:
+        self.run_dir = Path(run_dir)
+        self.config = config
+        self.domain = domain
+        self.proposer = proposer
+        self.archive = Archive(self.run_dir / Archive.FILE_NAME)
+        self.evaluator = CandidateEvaluator(domain, config, executor, on_simulation)
+        self.on_event = on_event
+        self._check_recipes()
+
+    def close(self) -> None:
+        self.archive.close()
+
+    def __enter__(self) -> SearchLoop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_recipes(self) -> None:
+        digest = self.domain.graph.sha256 or f"{self.domain.graph.n_elements} elements"
+        stored = self.archive.meta("recipes")
+        if stored is None:
+            self.archive.set_meta("recipes", digest)
+        elif stored != digest:
+            raise ConfigError(
+                f"{self.run_dir}: this run used recipes {stored}, not the data given now "
+                f"({digest}); pass the same --recipes file to resume it"
+            )
+
+    def _emit(self, kind: str, iteration: int, mode: str, row: Candidate | None) -> None:
+        if self.on_event is None:
+            return
+        stats = self.archive.stats()
+        self.on_event(
+            Event(
+                kind=kind,
+                iteration=iteration,
+                total=self.config.iterations,
+                mode=mode,
+                outcome=row.status if row is not None else "none",
+                name=row.name if row is not None else "",
+                fitness=row.fitness_mean if row is not None else None,
+                best=stats.best_fitness,
+                cost=self.archive.spent(),
+            )
+        )
+
+    # --- seeds -----------------------------------------------------------------------------
+
+    def seed(self) -> None:
+        """Evaluate and store the standard baselines not yet in the archive."""
+        present = self.archive.seed_names()
+        for name in STANDARD_BASELINES:
+            if name in present:
+                continue
+            scored = self.evaluator.score_baseline(name)
+            row = Candidate(
+                name=name,
+                iteration=0,
+                attempt=0,
+                mode="seed",
+                status="valid",
+                proposer="baseline",
+                code=baseline_source(name),
+                description=DESCRIPTIONS[name],
+                logging="The baselines keep no logs.",
+            )
+            self._fill_fitness(row, scored)
+            self.archive.add_seed(row)
+            self._emit("seed", 0, "seed", row)
+
+    @staticmethod
+    def _fill_fitness(row: Candidate, scored: Scored) -> None:
+        ev = scored.evaluation
+        if ev is None:
+            return
+        row.fitness_mean = ev.mean
+        row.fitness_sem = ev.sem
+        row.fitness_values = [float(v) for v in ev.final]
+        row.seeds = list(ev.seeds)
+        row.curve_mean = ev.curve_mean()
+        row.logs = scored.logs
+        row.evaluated_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+    # --- iterations ------------------------------------------------------------------------
+
+    def request_for(self, iteration: int, rng: np.random.Generator) -> ProposalRequest:
+        """Mode, parent and contrasts of ``iteration`` (SPEC §4)."""
+        stats = self.archive.stats()
+        valid = self.archive.valid()
+        if self.config.is_warmup(iteration):
+            seeds = tuple(c for c in valid if c.mode == "seed")
+            return ProposalRequest(
+                iteration, "warm-up", stats, baselines=seeds, is_known=self._is_known
+            )
+        parent = thompson_parent(valid, rng, self.config.thompson_lambda)
+        others = contrasts(
+            valid, parent, rng, self.config.n_contrasts, self.config.contrast_temperature
+        )
+        mode = "improve" if rng.random() < self.config.p_improve else "diversify"
+        return ProposalRequest(
+            iteration,
+            mode,
+            stats,
+            parent=parent,
+            contrasts=tuple(others),
+            is_known=self._is_known,
+        )
+
+    def _is_known(self, code: str) -> bool:
+        return self.archive.find_code(code) is not None
+
+    def _record_call(self, iteration: int, purpose: str, proposal: Proposal) -> None:
+        reply = proposal.reply
+        if reply is None:
+            return
+        self.archive.record_call(
+            iteration,
+            purpose,
+            model=reply.model,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost=reply.cost,
+            requests=reply.requests,
+            seconds=reply.seconds,
+            usage_estimated=reply.usage_estimated,
+        )
+
+    def _row(
+        self, request: ProposalRequest, attempt: int, proposal: Proposal, status: str
+    ) -> Candidate:
+        reply = proposal.reply
+        name = f"i{request.iteration:04d}" + (f"r{attempt}" if attempt else "")
+        return Candidate(
+            name=name,
+            iteration=request.iteration,
+            attempt=attempt,
+            mode=request.mode if attempt == 0 else "repair",
+            status=status,
+            proposer=self.proposer.name,
+            code=proposal.code,
+            description=proposal.description,
+            logging=proposal.logging,
+            reasoning=proposal.reasoning,
+            parent_id=request.parent.id if request.parent is not None else None,
+            lineage=lineage_of(request.parent),
+            contrast_ids=[c.id for c in request.contrasts if c.id is not None],
+            genome=proposal.genome,
+            model=reply.model if reply is not None else None,
+            prompt_tokens=reply.prompt_tokens if reply is not None else 0,
+            completion_tokens=reply.completion_tokens if reply is not None else 0,
+            cost=reply.cost if reply is not None else 0.0,
+            prompt=proposal.prompt,
+            answer=proposal.answer,
+        )
+
+    def iteration(self, iteration: int) -> Candidate | None:
+        """Run one iteration to its end and store it; returns its final candidate."""
+        rng = np.random.default_rng([self.config.seed, iteration])
+        request = self.request_for(iteration, rng)
+        proposal = self.proposer.propose(request, rng)
+        self._record_call(iteration, request.mode, proposal)
+        rows: list[Candidate] = []
+        for attempt in range(self.config.max_repairs + 1):
+            row = self._row(request, attempt, proposal, "invalid")
+            rows.append(row)
+            if proposal.code is None:
+                row.error = proposal.format_error or "the answer contained no code"
+            elif (known := self.archive.find_code(proposal.code)) is not None:
+                row.status, row.duplicate_of = "duplicate", known
+                break
+            else:
+                scored = self.evaluator.score(row.name, proposal.code)
+                if scored.error is None:
+                    row.status = "valid"
+                    self._fill_fitness(row, scored)
+                    break
+                row.error = scored.error
+            if attempt == self.config.max_repairs:
+                break
+            proposal = self.proposer.repair(request, proposal, row.error, rng)
+            self._record_call(iteration, "repair", proposal)
+        self.archive.finish_iteration(iteration, request.mode, rows)
+        self._emit("iteration", iteration, request.mode, rows[-1])
+        return rows[-1]
+
+    def run(self) -> RunSummary:
+        """Seed the archive if needed, then run the iterations not done yet."""
+        self.seed()
+        stopped: str | None = None
+        start = self.archive.last_iteration() + 1
+        for iteration in range(start, self.config.iterations + 1):
+            try:
+                self.iteration(iteration)
+            except BudgetExceededError as err:
+                stopped = str(err)
+                break
+            except LLMError as err:
+                stopped = (
+                    f"the model endpoint keeps failing ({err}); the archive is intact, run "
+                    "the same command again to resume"
+                )
+                break
+        return RunSummary(self.archive.last_iteration(), self.config.iterations, stopped)

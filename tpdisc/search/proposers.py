@@ -1,0 +1,230 @@
+"""Where candidate protocols come from: a language model, or the offline block library."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from tpdisc.errors import ConfigError
+from tpdisc.search import blocks, prompts
+from tpdisc.search.archive import ArchiveStats, Candidate
+from tpdisc.search.llm import ChatReply, LLMClient
+from tpdisc.search.parsing import AnswerFormatError, parse_answer
+from tpdisc.search.prompts import PromptSettings
+
+MAX_NOVELTY_TRIES = 25
+
+
+@dataclass(frozen=True)
+class ProposalRequest:
+    """What a proposer is asked for at one iteration."""
+
+    iteration: int
+    mode: str  # warm-up, improve or diversify
+    stats: ArchiveStats
+    baselines: tuple[Candidate, ...] = ()  # shown in warm-up
+    parent: Candidate | None = None
+    contrasts: tuple[Candidate, ...] = ()
+    is_known: Callable[[str], bool] = field(default=lambda code: False, compare=False)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate as proposed: code (None if the answer had none) and its explanations."""
+
+    code: str | None
+    description: str = ""
+    logging: str = ""
+    reasoning: str = ""
+    format_error: str | None = None
+    genome: dict[str, Any] | None = None
+    prompt: str | None = None
+    answer: str | None = None
+    reply: ChatReply | None = None
+
+
+class Proposer(ABC):
+    """Proposes new protocols and repairs failed ones."""
+
+    name: str = ""
+    model: str | None = None
+
+    @abstractmethod
+    def propose(self, request: ProposalRequest, rng: np.random.Generator) -> Proposal:
+        """A new candidate for ``request``."""
+
+    @abstractmethod
+    def repair(
+        self,
+        request: ProposalRequest,
+        failed: Proposal,
+        error: str,
+        rng: np.random.Generator,
+    ) -> Proposal:
+        """A fixed version of ``failed``, which failed validation with ``error``."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release connections."""
+
+
+class LLMProposer(Proposer):
+    """Asks a chat model, with the prompts of :mod:`tpdisc.search.prompts`."""
+
+    name = "llm"
+
+    def __init__(self, client: LLMClient, settings: PromptSettings) -> None:
+        self.client = client
+        self.settings = settings
+        self.model = client.config.model
+
+    def prompt_for(self, request: ProposalRequest) -> str:
+        s, stats = self.settings, request.stats
+        if request.mode == "warm-up":
+            return prompts.warmup_prompt(s, stats, request.baselines)
+        if request.parent is None:
+            raise ValueError(f"{request.mode} needs a parent")
+        if request.mode == "improve":
+            return prompts.improve_prompt(s, stats, request.parent, request.contrasts)
+        if request.mode == "diversify":
+            return prompts.diversify_prompt(s, stats, (request.parent, *request.contrasts))
+        raise ValueError(f"unknown mode {request.mode!r}")
+
+    def _ask(self, prompt: str) -> Proposal:
+        reply = self.client.chat(
+            [
+                {"role": "system", "content": prompts.system_prompt()},
+                {"role": "user", "content": prompt},
+            ]
+        )
+        try:
+            parsed = parse_answer(reply.text)
+        except AnswerFormatError as err:
+            return Proposal(
+                code=None, format_error=str(err), prompt=prompt, answer=reply.text, reply=reply
+            )
+        return Proposal(
+            code=parsed.code,
+            description=parsed.description,
+            logging=parsed.logging,
+            reasoning=parsed.reasoning,
+            prompt=prompt,
+            answer=reply.text,
+            reply=reply,
+        )
+
+    def propose(self, request: ProposalRequest, rng: np.random.Generator) -> Proposal:
+        return self._ask(self.prompt_for(request))
+
+    def repair(
+        self,
+        request: ProposalRequest,
+        failed: Proposal,
+        error: str,
+        rng: np.random.Generator,
+    ) -> Proposal:
+        prompt = prompts.repair_prompt(self.settings, request.stats, failed.code, error)
+        repaired = self._ask(prompt)
+        # A fix without its own explanation keeps the one of the protocol it fixes.
+        return replace(
+            repaired,
+            description=repaired.description or failed.description,
+            logging=repaired.logging or failed.logging,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def genome_of(candidate: Candidate | None) -> blocks.Genome | None:
+    """The genome behind an archived protocol: its own, or its baseline's counterpart."""
+    if candidate is None:
+        return None
+    if candidate.genome is not None:
+        try:
+            return blocks.Genome.from_json(candidate.genome)
+        except ConfigError:
+            return None
+    return blocks.seed_genome(candidate.name) if candidate.mode == "seed" else None
+
+
+class OfflineProposer(Proposer):
+    """Program search without a model: mutation and recombination of block-built protocols.
+
+    Warm-up draws random designs; *improve* mutates the parent (sometimes after crossing it
+    with a contrast solution); *diversify* draws the design farthest from the parent and
+    contrasts. Designs whose code the archive already holds are redrawn.
+    """
+
+    name = "offline"
+    model = None
+
+    def _offer(self, genome: blocks.Genome, reasoning: str) -> Proposal:
+        return Proposal(
+            code=blocks.render(genome),
+            description=blocks.describe(genome),
+            logging=blocks.logging_notes(),
+            reasoning=reasoning,
+            genome=genome.to_json(),
+        )
+
+    def _design(
+        self, request: ProposalRequest, rng: np.random.Generator
+    ) -> tuple[blocks.Genome, str]:
+        parent = genome_of(request.parent)
+        if request.mode == "warm-up" or parent is None:
+            return blocks.random_genome(rng), "drew a random design from the block library"
+        if request.mode == "diversify":
+            explored = [g for c in (request.parent, *request.contrasts) if (g := genome_of(c))]
+            return (
+                blocks.most_different(explored, rng),
+                "drew the design farthest from the parent and the contrast solutions",
+            )
+        notes = []
+        genome = parent
+        others = [g for c in request.contrasts if (g := genome_of(c)) is not None]
+        if others and rng.random() < 0.3:
+            genome, note = blocks.crossover(genome, others[int(rng.integers(len(others)))], rng)
+            notes.append(f"crossed the parent with a contrast solution ({note})")
+        for k in range(MAX_NOVELTY_TRIES):
+            genome, note = blocks.mutate(genome, rng)
+            notes.append(note)
+            # one or two changes, and never a copy of the parent (two changes may cancel)
+            if genome != parent and (k >= 1 or rng.random() < 0.5):
+                break
+        return genome, f"refined {request.parent.name if request.parent else 'a design'}: " + (
+            "; ".join(notes)
+        )
+
+    def propose(self, request: ProposalRequest, rng: np.random.Generator) -> Proposal:
+        genome, reasoning = self._design(request, rng)
+        for _ in range(MAX_NOVELTY_TRIES):
+            if not request.is_known(blocks.render(genome)):
+                break
+            genome, note = blocks.mutate(genome, rng)
+            reasoning += f"; {note} (the first design was already in the archive)"
+        return self._offer(genome, reasoning)
+
+    def repair(
+        self,
+        request: ProposalRequest,
+        failed: Proposal,
+        error: str,
+        rng: np.random.Generator,
+    ) -> Proposal:
+        """Make a failing design cheaper: block code does not crash, but it can run out of
+        time on big settings, so shrink what it scans per step."""
+        if failed.genome is None:
+            return self.propose(request, rng)
+        genome = blocks.Genome.from_json(failed.genome)
+        cheaper = replace(
+            genome,
+            horizon=max(3, genome.horizon // 2),
+            peers=max(1, genome.peers // 2),
+            route="random_peers" if genome.route in ("everyone", "richest") else genome.route,
+            weights=tuple((k, w) for k, w in genome.weights if k != "untried"),
+        )
+        return self._offer(cheaper, f"made the design cheaper after: {error}")

@@ -1,0 +1,116 @@
+"""What ``tpdisc archive`` shows: a ranked table, one protocol in full, exports, JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from tpdisc.errors import ConfigError
+from tpdisc.search.archive import Archive, Candidate
+from tpdisc.search.prompts import format_fitness
+
+
+def open_archive(run_dir: Path) -> Archive:
+    path = Path(run_dir) / Archive.FILE_NAME
+    if not path.is_file():
+        raise ConfigError(f"{run_dir}: no {Archive.FILE_NAME} here (not a search run directory)")
+    return Archive(path, readonly=True)
+
+
+def ranked(archive: Archive) -> list[Candidate]:
+    return sorted(archive.valid(), key=lambda c: -c.fitness)
+
+
+def totals_line(archive: Archive) -> str:
+    t = archive.totals()
+    return (
+        f"{t.valid} valid, {t.invalid} failed, {t.duplicates} duplicates "
+        f"({t.repairs} repair attempts) over {t.iterations} iterations; "
+        f"{t.llm_calls} LLM calls, {t.prompt_tokens:,} prompt + "
+        f"{t.completion_tokens:,} completion tokens, ${t.cost:.4f}"
+    )
+
+
+def table(archive: Archive, limit: int | None = None) -> Table:
+    rows = ranked(archive)
+    shown = rows[:limit] if limit else rows
+    out = Table(title=f"{archive.path.parent}: protocols by fitness", caption=totals_line(archive))
+    with_tokens = any(c.prompt_tokens for c in shown)
+    columns = ["rank", "id", "name", "iter", "mode", "fitness", "parent", "proposer"]
+    for column in columns + (["tokens"] if with_tokens else []):
+        numeric = column in ("rank", "id", "iter", "parent", "tokens")
+        out.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+    for rank, c in enumerate(shown, 1):
+        out.add_row(
+            str(rank),
+            str(c.id),
+            c.name,
+            str(c.iteration),
+            c.mode,
+            format_fitness(c),
+            str(c.parent_id) if c.parent_id is not None else "",
+            c.proposer,
+            *([f"{c.prompt_tokens + c.completion_tokens:,}"] if with_tokens else []),
+        )
+    return out
+
+
+def show(archive: Archive, protocol_id: int) -> RenderableType:
+    c = archive.get(protocol_id)
+    facts = [
+        f"[bold]{c.name}[/] (id {c.id}) — {c.status}, {c.mode}, iteration {c.iteration}",
+        f"fitness {format_fitness(c)}"
+        + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
+        f"parent {c.parent_id}, lineage {c.lineage}, contrasts {c.contrast_ids}",
+        f"proposer {c.proposer}"
+        + (f", model {c.model}" if c.model else "")
+        + (f", {c.prompt_tokens} + {c.completion_tokens} tokens, ${c.cost:.4f}" if c.model else ""),
+    ]
+    if c.repair_of is not None:
+        facts.append(f"repair of {c.repair_of}")
+    if c.duplicate_of is not None:
+        facts.append(f"same code as {c.duplicate_of}")
+    parts: list[RenderableType] = [Text.from_markup("\n".join(facts))]
+    if c.error:
+        parts.append(Text(f"\nerror: {c.error}", style="red"))
+    parts.append(Text(f"\nDescription: {c.description or '(none)'}"))
+    parts.append(Text(f"Logging: {c.logging or '(none)'}"))
+    if c.reasoning:
+        parts.append(Text(f"Reasoning: {c.reasoning}"))
+    if c.code:
+        parts.append(Syntax(c.code, "python", line_numbers=True, word_wrap=True))
+    return Group(*parts)
+
+
+def export(archive: Archive, protocol_id: int, path: Path) -> Path:
+    """Write a protocol's code as a ``.py`` file that ``tpdisc evaluate`` can run."""
+    c = archive.get(protocol_id)
+    if not c.code:
+        raise ConfigError(f"protocol {protocol_id} ({c.name}) has no code to export")
+    header = [
+        f"# {c.name} from {archive.path.parent} (archive id {c.id}, {c.mode}, {c.status})",
+        f"# fitness {format_fitness(c)}"
+        + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
+    ]
+    header += [f"# {line}" for line in (c.description or "").splitlines()]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(header) + "\n\n" + c.code.rstrip() + "\n", encoding="utf-8")
+    return path
+
+
+def as_json(archive: Archive, protocol_id: int | None = None) -> dict[str, Any]:
+    """The whole archive (codes left out) or one protocol in full."""
+    if protocol_id is not None:
+        return archive.get(protocol_id).to_json()
+    return {
+        "run_dir": str(archive.path.parent),
+        "totals": vars(archive.totals()),
+        "iterations": archive.iterations(),
+        "protocols": [c.to_json(full=False) for c in archive.candidates()],
+    }

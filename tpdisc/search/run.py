@@ -1,0 +1,152 @@
+"""Starting or resuming a search from command-line options (what ``tpdisc evolve`` does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tpdisc.domain.data import default_graph
+from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.errors import ConfigError
+from tpdisc.search.archive import Archive
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.llm import LLMClient, LLMConfig, ModelPrice
+from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
+from tpdisc.search.prompts import PromptSettings
+from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
+from tpdisc.sim.executors import Executor
+
+FIGURE_NAME = "best_fitness.png"
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """The LLM options given on the command line (None: not given)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    max_cost: float | None = None
+    price_input: float | None = None  # dollars per million prompt tokens of ``model``
+    price_output: float | None = None
+
+    def given(self) -> bool:
+        return any(v is not None for v in vars(self).values())
+
+    def apply(self, current: LLMConfig | None) -> LLMConfig | None:
+        """``current`` updated with the options given; a new config needs URL and model."""
+        if not self.given():
+            return current
+        if current is None:
+            if self.base_url is None or self.model is None:
+                raise ConfigError("an LLM needs both --base-url and --model")
+            current = LLMConfig(base_url=self.base_url, model=self.model)
+        changes: dict[str, Any] = {
+            k: v
+            for k, v in {
+                "base_url": self.base_url,
+                "model": self.model,
+                "api_key_env": self.api_key_env,
+            }.items()
+            if v is not None
+        }
+        model = changes.get("model", current.model)
+        prices = dict(current.prices)
+        if self.price_input is not None or self.price_output is not None:
+            old = prices.get(model, ModelPrice())
+            prices[model] = ModelPrice(
+                self.price_input if self.price_input is not None else old.input_per_million,
+                self.price_output if self.price_output is not None else old.output_per_million,
+            )
+        changes["prices"] = prices
+        if self.max_cost is not None:
+            changes["max_cost"] = self.max_cost
+        # Re-validate as a whole: a cap needs a price for the model in use.
+        return LLMConfig(**{**vars(current), **changes})
+
+
+def default_run_dir() -> Path:
+    return Path("runs") / f"evolve-{datetime.now():%Y%m%d-%H%M%S}"
+
+
+def resolve_config(
+    run_dir: Path,
+    options: Mapping[str, Any],
+    llm: LLMOptions,
+    config_file: Path | None = None,
+) -> tuple[SearchConfig, bool]:
+    """The run's config and whether the run resumes.
+
+    ``options`` maps :class:`SearchConfig` fields to the values given (None: not given).
+    A new run starts from ``config_file`` (or the defaults) with the options applied; the
+    proposer is the LLM when one is configured, the offline proposer otherwise.
+    """
+    given = {k: v for k, v in options.items() if v is not None}
+    if (run_dir / CONFIG_FILE).is_file():
+        if config_file is not None:
+            raise ConfigError(f"{run_dir} already holds a run; --config only applies to a new run")
+        stored = SearchConfig.load(run_dir / CONFIG_FILE)
+        requested: dict[str, Any] = dict(given)
+        new_llm = llm.apply(stored.llm)
+        if new_llm is not None and stored.proposer != "llm":
+            raise ConfigError(
+                f"{run_dir} is a run of the offline proposer; an LLM cannot join it "
+                "(start a new --run-dir instead)"
+            )
+        requested["llm"] = new_llm
+        return open_run_dir(run_dir, None, requested), True
+    # Unset settings keep their defaults, which may depend on others (the warm-up length
+    # on the number of iterations), so build from the raw settings, not from a config.
+    where = str(config_file) if config_file is not None else "options"
+    raw = SearchConfig.read_yaml(config_file) if config_file is not None else {}
+    raw.update(given)
+    stored_llm = SearchConfig.from_dict(raw, where).llm
+    raw["llm"] = llm.apply(stored_llm)
+    if raw["llm"] is not None:
+        raw["proposer"] = "llm"
+    return open_run_dir(run_dir, SearchConfig.from_dict(raw, where), {}), False
+
+
+def make_proposer(config: SearchConfig, spent: float) -> Proposer:
+    if config.proposer == "llm":
+        if config.llm is None:
+            raise ConfigError("the llm proposer needs an LLM: give --base-url and --model")
+        client = LLMClient(config.llm, spent=spent)
+        return LLMProposer(client, PromptSettings.from_config(config))
+    return OfflineProposer()
+
+
+def evolve(
+    run_dir: Path,
+    config: SearchConfig,
+    executor: Executor,
+    *,
+    recipes: str | Path | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    on_simulation: Callable[[], None] | None = None,
+) -> RunSummary:
+    """Run (or resume) the search in ``run_dir`` and draw its best-fitness figure."""
+    from tpdisc.search.plots import best_fitness_figure
+
+    domain = make_domain(default_graph(recipes), VariantSpec(config.variant))
+    with Archive(run_dir / Archive.FILE_NAME) as archive:
+        spent = archive.spent()
+    proposer = make_proposer(config, spent)
+    try:
+        with SearchLoop(
+            run_dir,
+            config,
+            domain,
+            proposer,
+            executor,
+            on_event=on_event,
+            on_simulation=on_simulation,
+        ) as loop:
+            summary = loop.run()
+            best_fitness_figure(loop.archive, run_dir / FIGURE_NAME)
+    finally:
+        proposer.close()
+    return summary

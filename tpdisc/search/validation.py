@@ -1,0 +1,113 @@
+"""Checking and scoring candidates: a quick sandboxed trial, then the full fitness.
+
+A candidate is valid when it passes the sandbox's pre-check, survives a short simulation
+and then the full evaluation (a protocol may fail late, at a step the short run did not
+reach, or run out of time on long games). Any failure comes back as one readable text for
+the repair prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpdisc.domain.variants import Domain
+from tpdisc.errors import ProtocolError
+from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox import SandboxConfig, SandboxedSource, precheck
+from tpdisc.search.config import SearchConfig
+from tpdisc.sim.evaluate import Evaluation, evaluate
+from tpdisc.sim.executors import Executor
+from tpdisc.sim.game import SimResult, run_simulation
+
+CHECK_SEED = 0
+
+
+def error_text(err: ProtocolError) -> str:
+    """The error as the model will read it, with the sandbox's failure kind when known."""
+    kind = getattr(err, "kind", None)
+    return f"[{kind}] {err}" if kind else str(err)
+
+
+def precheck_problems(code: str) -> list[str]:
+    """Problems the sandbox's static pre-check finds, in words a model can act on."""
+    return list(precheck(code))
+
+
+@dataclass
+class Scored:
+    """The outcome of validating and scoring one candidate."""
+
+    error: str | None = None
+    evaluation: Evaluation | None = None
+    logs: list[list[dict[str, Any]]] = field(default_factory=list)  # get_logs, per seed
+
+
+class CandidateEvaluator:
+    """Runs candidates and baselines under the search's settings, on the same seeds."""
+
+    def __init__(
+        self,
+        domain: Domain,
+        config: SearchConfig,
+        executor: Executor,
+        on_simulation: Callable[[], None] | None = None,
+    ) -> None:
+        self.domain = domain
+        self.config = config
+        self.executor = executor
+        self.on_simulation = on_simulation
+
+    def spec(self, name: str, code: str) -> SourceProtocol:
+        source = SourceProtocol(name, code, origin=name, trusted=not self.config.sandboxed)
+        return SandboxedSource.of(source, SandboxConfig(time_limit=self.config.time_limit))
+
+    def _evaluate(self, spec: ProtocolSpec) -> tuple[Evaluation, list[list[dict[str, Any]]]]:
+        logs: dict[int, list[dict[str, Any]]] = {}
+
+        def collect(result: SimResult) -> None:
+            logs[result.seed] = result.protocol_logs
+            if self.on_simulation is not None:
+                self.on_simulation()
+
+        seeds = self.config.seeds
+        evaluation = evaluate(
+            self.domain,
+            self.config.sim_config(),
+            spec,
+            seeds,
+            executor=self.executor,
+            on_result=collect,
+        )
+        return evaluation, [logs.get(s, []) for s in seeds]
+
+    def check(self, name: str, code: str) -> str | None:
+        """The reason ``code`` cannot be a protocol, or None if a short game runs fine."""
+        problems = precheck_problems(code)
+        if problems:
+            return "The pre-check found problems:\n" + "\n".join(f"- {p}" for p in problems)
+        config = self.config.sim_config(n_steps=min(self.config.check_steps, self.config.n_steps))
+        try:
+            run_simulation(self.domain, config, self.spec(name, code), CHECK_SEED)
+        except ProtocolError as err:
+            return error_text(err)
+        return None
+
+    def score(self, name: str, code: str) -> Scored:
+        """Check ``code`` and, if it passes, compute its fitness on every seed."""
+        error = self.check(name, code)
+        if error is not None:
+            return Scored(error=error)
+        try:
+            evaluation, logs = self._evaluate(self.spec(name, code))
+        except ProtocolError as err:
+            return Scored(error=error_text(err))
+        return Scored(evaluation=evaluation, logs=logs)
+
+    def score_baseline(self, name: str) -> Scored:
+        """A built-in baseline, run in-process (project code, which imports networkx)."""
+        evaluation, logs = self._evaluate(BaselineProtocol(name))
+        return Scored(evaluation=evaluation, logs=logs)
