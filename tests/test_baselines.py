@@ -418,3 +418,16 @@ def test_baseline_protocol_params_and_errors(toy_graph: RecipeGraph) -> None:
     domain = make_domain(toy_graph)
     never = BaselineProtocol("graph", {"p_edge": 0.0})
     assert run_simulation(domain, config, never, 0).schedule.total_sent() == 0
+
+
+@pytest.mark.parametrize("n", [5, 7, 9])
+def test_dynamic_with_an_odd_count_never_hosts_the_visitors_partner(n: int) -> None:
+    for seed in range(6):
+        tp = Dynamic(n, 40, seed=seed, visit_length=2, n_memories=1000, p_share=1.0)
+        for t, ex in enumerate(run(tp, [3] * n, 4 * n)):
+            visitor = tp.visit_order[(t // 2) % n]
+            partners = set(tp.partners[visitor])
+            for p in partners:
+                assert p not in ex, f"the visitor's partner {p} learned while {visitor} was away"
+            hosts = {s for s, _ in ex[visitor]}
+            assert len(hosts) >= 2 and not hosts & (partners | {visitor})

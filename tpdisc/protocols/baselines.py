@@ -242,7 +242,10 @@ class Dynamic:
     def _start_visit(self, number: int) -> tuple[int, list[int]]:
         visitor = self.visit_order[number % self.n_agents]
         away = {visitor, *self.partners[visitor]}
-        hosts = [{i, *self.partners[i]} for i in range(self.n_agents) if i not in away]
+        # Disjoint from ``away``: with an odd count, the visitor's partner in the triad is
+        # also the partner of a third agent, and must not host its own partner's visit.
+        groups = ({i, *self.partners[i]} for i in range(self.n_agents))
+        hosts = [group for group in groups if not group & away]
         if not hosts:
             return visitor, []
         host = hosts[int(self.rng.integers(len(hosts)))]
