@@ -431,3 +431,10 @@ def test_dynamic_with_an_odd_count_never_hosts_the_visitors_partner(n: int) -> N
                 assert p not in ex, f"the visitor's partner {p} learned while {visitor} was away"
             hosts = {s for s, _ in ex[visitor]}
             assert len(hosts) >= 2 and not hosts & (partners | {visitor})
+
+
+@pytest.mark.parametrize("n", range(2, 23))
+def test_caveman_leaves_no_agent_alone(n: int) -> None:
+    edges = network(Caveman(n, 1, seed=0))
+    graph = nx.Graph([tuple(e) for e in edges])
+    assert set(graph.nodes) == set(range(n)) and nx.is_connected(graph)

@@ -174,8 +174,14 @@ class Caveman(NetworkSharing):
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
         size = max(2, min(self.clique_size, n_agents))
         caves = max(2, math.ceil(n_agents / size))
-        graph = nx.connected_caveman_graph(caves, size)
-        return nx.Graph(graph.subgraph(range(n_agents)))
+        graph = nx.Graph(nx.connected_caveman_graph(caves, size).subgraph(range(n_agents)))
+        # networkx links each cave to the previous one by rewiring the edge between its
+        # first two members; when the last cave is cut down to two agents, that leaves the
+        # second alone. Give it back its edge to its cave-mate.
+        for i in range(1, n_agents):
+            if graph.degree(i) == 0:
+                graph.add_edge(i, i - 1)
+        return graph
 
 
 class Multilevel(NetworkSharing):
