@@ -1,0 +1,208 @@
+"""The search commands: evolve (offline and LLM, resume, kill -9) and archive."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import TOY
+from tpdisc.cli import app
+from tpdisc.search.archive import Archive
+from tpdisc.search.fake_author import ProtocolAuthor
+from tpdisc.search.testing import FakeChatServer
+
+runner = CliRunner()
+TINY = [
+    "--sims",
+    "2",
+    "--steps",
+    "8",
+    "--agents",
+    "4",
+    "--agent-type",
+    "stochastic",
+    "--executor",
+    "serial",
+]
+
+
+@pytest.fixture
+def recipes(tmp_path: Path) -> Path:
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(TOY))
+    return path
+
+
+def evolve(run_dir: Path, recipes: Path, *args: str):
+    return runner.invoke(
+        app, ["evolve", "--run-dir", str(run_dir), "--recipes", str(recipes), *TINY, *args]
+    )
+
+
+def test_offline_evolve_then_archive_commands(tmp_path, recipes) -> None:
+    run_dir = tmp_path / "run"
+    result = evolve(run_dir, recipes, "--iterations", "4")
+    assert result.exit_code == 0, result.output
+    assert "offline proposer" in result.stderr and "9 valid" in result.output
+    assert (run_dir / "best_fitness.png").stat().st_size > 0
+    assert "warmup: 1" in (run_dir / "config.yaml").read_text()  # a quarter of 4
+
+    listing = runner.invoke(app, ["archive", str(run_dir)])
+    assert listing.exit_code == 0 and "stochastic" in listing.output and "i0004" in listing.output
+
+    shown = runner.invoke(app, ["archive", str(run_dir), "--show", "6"])
+    assert (
+        shown.exit_code == 0
+        and "i0001" in shown.output
+        and "class TransmissionProtocol" in shown.output
+    )
+
+    data = json.loads(runner.invoke(app, ["archive", str(run_dir), "--json"]).output)
+    assert data["totals"]["valid"] == 9 and len(data["protocols"]) == 9
+    assert "code" not in data["protocols"][0]
+    one = json.loads(runner.invoke(app, ["archive", str(run_dir), "--json", "--show", "6"]).output)
+    assert one["name"] == "i0001" and "class TransmissionProtocol" in one["code"]
+
+    exported = tmp_path / "best.py"
+    result = runner.invoke(app, ["archive", str(run_dir), "--export", "6", str(exported)])
+    assert result.exit_code == 0 and exported.is_file()
+    again = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(exported),
+            "--recipes",
+            str(recipes),
+            *TINY,
+            "--json",
+            str(tmp_path / "eval.json"),
+        ],
+    )
+    assert again.exit_code == 0, again.output
+    evaluated = json.loads((tmp_path / "eval.json").read_text())["results"][0]
+    assert evaluated["final"] == one["fitness_values"]  # same seeds, same fitness
+
+    plot = runner.invoke(app, ["archive", str(run_dir), "--plot", str(tmp_path / "f.png")])
+    assert plot.exit_code == 0 and (tmp_path / "f.png").is_file()
+
+
+def test_resume_extends_and_refuses_changes(tmp_path, recipes) -> None:
+    run_dir = tmp_path / "run"
+    assert evolve(run_dir, recipes, "--iterations", "2").exit_code == 0
+    longer = evolve(run_dir, recipes, "--iterations", "3")
+    assert longer.exit_code == 0 and "resuming" in longer.stderr
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        assert archive.last_iteration() == 3 and len(archive.valid()) == 8
+    changed = runner.invoke(
+        app,
+        [
+            "evolve",
+            "--run-dir",
+            str(run_dir),
+            "--recipes",
+            str(recipes),
+            "--sims",
+            "3",
+            "--executor",
+            "serial",
+        ],
+    )
+    assert changed.exit_code == 1 and "sims=2" in changed.stderr
+
+
+def test_archive_errors_are_one_line(tmp_path) -> None:
+    result = runner.invoke(app, ["archive", str(tmp_path)])
+    assert result.exit_code == 1 and "not a search run directory" in result.stderr
+    half = runner.invoke(app, ["evolve", "--run-dir", str(tmp_path / "r"), "--model", "m"])
+    assert half.exit_code == 1 and "--base-url and --model" in half.stderr
+
+
+def counts(archive_path: Path) -> tuple[int, int]:
+    """(iterations done, valid protocols), read while another process may be writing."""
+    if not archive_path.is_file():
+        return 0, 0
+    try:
+        db = sqlite3.connect(f"file:{archive_path}?mode=ro", uri=True, timeout=5)
+        try:
+            iterations = db.execute("SELECT COUNT(*) FROM iterations").fetchone()[0]
+            valid = db.execute("SELECT COUNT(*) FROM protocols WHERE status='valid'").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.OperationalError:  # the schema is not there yet
+        return 0, 0
+    return iterations, valid
+
+
+def test_llm_run_killed_with_sigkill_resumes_without_loss_or_duplicates(tmp_path, recipes) -> None:
+    """The acceptance run in miniature: 12 iterations, 4 warm-up, broken code, 429s, 500s."""
+    author = ProtocolAuthor(seed=2, slow_every=1, slow_delay=0.1)  # every answer slow
+    with FakeChatServer(author) as server:
+
+        def command(run_dir: Path) -> list[str]:
+            return [
+                sys.executable,
+                "-m",
+                "tpdisc.cli",
+                "evolve",
+                "--run-dir",
+                str(run_dir),
+                "--recipes",
+                str(recipes),
+                "--iterations",
+                "12",
+                "--warmup",
+                "4",
+                *TINY,
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake",
+            ]
+
+        killed = tmp_path / "killed"
+        proc = subprocess.Popen(command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 240
+        while counts(killed / Archive.FILE_NAME)[0] < 5:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.05)
+        time.sleep(0.1)  # into the next iteration: an LLM call or a simulation
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+        done_at_kill, _ = counts(killed / Archive.FILE_NAME)
+        assert 5 <= done_at_kill < 12
+        resumed = subprocess.run(command(killed), capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+
+        straight = tmp_path / "straight"
+        whole = subprocess.run(command(straight), capture_output=True, text=True, timeout=300)
+        assert whole.returncode == 0, whole.stderr
+
+    with (
+        Archive(killed / Archive.FILE_NAME, readonly=True) as a,
+        Archive(straight / Archive.FILE_NAME, readonly=True) as b,
+    ):
+        for archive in (a, b):
+            valid = archive.valid()
+            totals = archive.totals()
+            assert len(valid) == 5 + 12 and totals.iterations == 12
+            assert [i["iteration"] for i in archive.iterations()] == list(range(1, 13))
+            per_iteration = [c.iteration for c in valid if c.mode != "seed"]
+            assert sorted(per_iteration) == list(range(1, 13))  # one protocol each, no copies
+            names = [c.name for c in archive.candidates()]
+            assert len(names) == len(set(names))
+            assert totals.repairs >= 1 and all(
+                c.error for c in archive.candidates("status='invalid'")
+            )
+            assert totals.prompt_tokens > 0 and totals.completion_tokens > 0
+        assert len(a.valid()) == len(b.valid())
