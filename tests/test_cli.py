@@ -67,6 +67,32 @@ def test_evaluate_json_shape(recipes: Path, tmp_path: Path) -> None:
         assert r["curve_mean"][-1] == pytest.approx(r["mean"])
 
 
+def test_evaluate_defaults_to_the_five_standard_baselines(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = evaluate(*FAST, "--sims", "1", "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    names = [r["protocol"] for r in json.loads(out.read_text())["results"]]
+    assert names == ["asocial", "paired", "dynamic", "graph", "stochastic"]
+
+
+def test_evaluate_population_and_log_dir(recipes: Path, tmp_path: Path) -> None:
+    out, logs = tmp_path / "out.json", tmp_path / "logs"
+    result = evaluate(
+        "paired", *FAST, "--population", "stochastic:2,stochastic:3", "--recipes", recipes,
+        "--json", out, "--log-dir", logs,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    config = json.loads(out.read_text())["config"]
+    assert config["n_agents"] == 5 and config["population"] == [
+        ["stochastic", 2],
+        ["stochastic", 3],
+    ]
+    assert sorted(p.name for p in logs.iterdir()) == [
+        "paired-seed0.parquet",
+        "paired-seed1.parquet",
+    ]
+
+
 def test_evaluate_is_reproducible_and_seeded(recipes: Path, tmp_path: Path) -> None:
     def finals(seed: str, name: str) -> list[list[int]]:
         out = tmp_path / name
