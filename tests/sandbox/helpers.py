@@ -21,6 +21,41 @@ from tpdisc.sim.game import SimResult, run_simulation
 FAST = SandboxConfig(time_limit=1.0, wall_factor=5.0)
 WATCHDOG_SECONDS = 60
 
+# Uses both global generators, numpy arrays and scikit-learn, and logs numpy values.
+RANDOM_PROTOCOL = """
+import random
+from collections import defaultdict
+
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.n_agents = n_agents
+        self.sent = defaultdict(int)
+
+    def share_memories(self, i_step, agent_states):
+        sizes = np.array([[len(s["inventory"]), len(s["memories"])] for s in agent_states.values()])
+        nn = NearestNeighbors(n_neighbors=2).fit(sizes + np.random.rand(*sizes.shape))
+        _, neighbours = nn.kneighbors(sizes)
+        exchanges = {}
+        for agent in range(self.n_agents):
+            teacher = int(neighbours[agent, 1])
+            if random.random() < 0.5:
+                teacher = random.randrange(self.n_agents)
+            n_mem = len(agent_states[teacher]["memories"])
+            k = min(n_mem, 3)
+            picks = np.random.choice(n_mem, size=k, replace=False) if k else []
+            exchanges[agent] = [(teacher, int(m)) for m in picks]
+            self.sent[agent] += k
+        return exchanges
+
+    def get_logs(self):
+        return [{"metric_name": "sent", "metric_description": "memories sent per agent",
+                 "metric_value": np.array([self.sent[a] for a in range(self.n_agents)])}]
+"""
+
 # Python-level restrictions are bypassable: hostile sources reach ``sys`` (and from it any
 # module the worker has loaded) through the classic walk over object's subclasses.
 REACH_SYS = """

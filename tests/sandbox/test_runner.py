@@ -7,6 +7,7 @@ import pytest
 
 from tests.sandbox.helpers import (
     FAST,
+    RANDOM_PROTOCOL,
     fail_calls,
     same_simulation,
     simulate,
@@ -17,41 +18,6 @@ from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox import SandboxedSource, open_sandboxed
 from tpdisc.sandbox.runner import SandboxRunner
-
-# Uses both global generators, numpy arrays and scikit-learn, and logs numpy values.
-RANDOM_PROTOCOL = """
-import random
-from collections import defaultdict
-
-import numpy as np
-from sklearn.neighbors import NearestNeighbors
-
-
-class TransmissionProtocol:
-    def __init__(self, n_agents, n_steps):
-        self.n_agents = n_agents
-        self.sent = defaultdict(int)
-
-    def share_memories(self, i_step, agent_states):
-        sizes = np.array([[len(s["inventory"]), len(s["memories"])] for s in agent_states.values()])
-        nn = NearestNeighbors(n_neighbors=2).fit(sizes + np.random.rand(*sizes.shape))
-        _, neighbours = nn.kneighbors(sizes)
-        exchanges = {}
-        for agent in range(self.n_agents):
-            teacher = int(neighbours[agent, 1])
-            if random.random() < 0.5:
-                teacher = random.randrange(self.n_agents)
-            n_mem = len(agent_states[teacher]["memories"])
-            k = min(n_mem, 3)
-            picks = np.random.choice(n_mem, size=k, replace=False) if k else []
-            exchanges[agent] = [(teacher, int(m)) for m in picks]
-            self.sent[agent] += k
-        return exchanges
-
-    def get_logs(self):
-        return [{"metric_name": "sent", "metric_description": "memories sent per agent",
-                 "metric_value": np.array([self.sent[a] for a in range(self.n_agents)])}]
-"""
 
 
 def test_sandboxed_and_trusted_runs_of_one_file_give_the_same_simulation(

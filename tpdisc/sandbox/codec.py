@@ -134,7 +134,8 @@ def decode_exchanges(
         for sender, index in zip(senders, indices, strict=True):
             if not (0 <= sender < n_agents and 0 <= index < memory_counts[sender]):
                 raise malformed(origin, context)
-        exchanges.setdefault(recipient, []).extend(zip(senders, indices, strict=True))
+        if count:  # like validate_exchanges, an empty list is no entry
+            exchanges.setdefault(recipient, []).extend(zip(senders, indices, strict=True))
         pos = stop
     return exchanges
 

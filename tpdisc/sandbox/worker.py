@@ -27,6 +27,7 @@ from tpdisc.sandbox.allowlist import disallowed_import, import_message
 
 # Builtins with no use in a protocol but a use in an attack; their absence is feedback, the
 # seccomp filter is the barrier.
+SEQUENCES = (list, tuple, np.ndarray)  # what validate_exchanges accepts as a recipient's list
 TRIMMED_BUILTINS = (
     "open",
     "input",
@@ -178,7 +179,11 @@ class Session:
             return
         counts = [len(self.memories[i]) for i in self.order]
         try:
-            total = sum(len(v) for v in raw.values()) if isinstance(raw, dict) else 0
+            total = (
+                sum(len(v) for v in raw.values() if isinstance(v, SEQUENCES))
+                if isinstance(raw, dict)
+                else 0
+            )
             if total > self.max_exchanges:
                 self.fail(
                     "too-large",
