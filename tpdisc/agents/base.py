@@ -10,10 +10,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tpdisc.domain.recipes import Pair, RecipeGraph
+
+if TYPE_CHECKING:  # imported for real only where LLM agents are used: it loads openai
+    from tpdisc.agents.llm_config import LLMAgentConfig
 
 # A memory as the game stores it: (ingredient, ingredient, result id or -1 on failure).
 Memory = tuple[int, int, int]
@@ -41,6 +45,7 @@ class AgentParams:
 
     p_social: float = 0.5
     beta: float = 0.05
+    llm: LLMAgentConfig | None = None  # the chat endpoint of LLM agents
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ AgentFactory = Callable[[AgentContext], Agent]
 # Imported lazily: some agent types pull in heavy models or network clients.
 AGENT_TYPES: dict[str, str] = {
     "stochastic": "tpdisc.agents.stochastic:StochasticAgent",
+    "llm": "tpdisc.agents.llm:LLMAgent",
 }
 
 Population = tuple[tuple[str, int], ...]

@@ -42,6 +42,10 @@ class SimConfig:
             raise ConfigError(f"p_social must lie in [0, 1], got {self.params.p_social}")
         if self.params.beta <= 0:
             raise ConfigError(f"beta must be positive, got {self.params.beta}")
+        if self.params.llm is None and any(kind == "llm" for kind, _ in self.agents):
+            raise ConfigError(
+                "agent type 'llm' needs a chat endpoint: give --llm-base-url and --llm-model"
+            )
 
     @classmethod
     def with_population(cls, text: str, **kwargs: Any) -> SimConfig:
@@ -55,4 +59,6 @@ class SimConfig:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["population"] = [list(g) for g in self.agents]
+        if self.params.llm is not None:
+            data["params"]["llm"] = self.params.llm.to_dict()
         return data
