@@ -27,7 +27,7 @@ def in_child(check: str) -> int:
 def test_limits_are_set() -> None:
     check = """
 before = confine.mapped_bytes()
-confine.set_limits(2.5, 256 << 20)
+confine.set_limits(3, 256 << 20)
 limits = {name: resource.getrlimit(getattr(resource, name)) for name in
           ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_NOFILE")}
 cap = resource.getrlimit(resource.RLIMIT_AS)[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from tpdisc.errors import ConfigError
@@ -49,6 +50,11 @@ class SandboxConfig:
             raise ConfigError(
                 f"sandbox max_log_bytes must be at least 1024, got {self.max_log_bytes}"
             )
+
+    @property
+    def cpu_seconds(self) -> int:
+        """The CPU budget as RLIMIT_CPU enforces it: whole seconds, rounded up."""
+        return max(1, math.ceil(self.time_limit))
 
     @property
     def wall_limit(self) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import math
 import os
 import resource
 import signal
@@ -27,10 +26,10 @@ def mapped_bytes() -> int:
         return int(fh.read().split()[0]) * resource.getpagesize()
 
 
-def set_limits(cpu_seconds: float, extra_memory_bytes: int) -> None:
+def set_limits(cpu_seconds: int, extra_memory_bytes: int) -> None:
     """CPU budget (SIGXCPU, then SIGKILL a second later), address space, no files or
     processes, no core dumps, few fds."""
-    cpu = max(1, math.ceil(cpu_seconds))
+    cpu = max(1, cpu_seconds)
     limits = {
         resource.RLIMIT_CPU: (cpu, cpu + 1),
         resource.RLIMIT_AS: (mapped_bytes() + extra_memory_bytes,) * 2,

@@ -102,13 +102,13 @@ class SandboxRunner(ProtocolRunner):
         self.worker.kill()
         self.worker.wait_gone(EXIT_WAIT)
         status = self.zygote.exit_status(self.worker.pid)
-        cpu_limit = max(1, int(-(-self.config.time_limit // 1)))
         if status is None:
             reason = f"worker died {context}"
         else:
             how, number, cpu = status
             if how == "signal" and (
-                number == signal.SIGXCPU or (number == signal.SIGKILL and cpu >= cpu_limit)
+                number == signal.SIGXCPU
+                or (number == signal.SIGKILL and cpu >= self.config.cpu_seconds)
             ):
                 self._timeout(f"{self.config.time_limit:g} s", context)
             if how == "signal":
@@ -160,7 +160,7 @@ class SandboxRunner(ProtocolRunner):
             "n_agents": n_agents,
             "n_steps": n_steps,
             "seed": seed,
-            "cpu_seconds": self.config.time_limit,
+            "cpu_seconds": self.config.cpu_seconds,
             "memory_bytes": self.config.memory_mb << 20,
             "seccomp": seccomp,
             "max_exchanges": self.config.max_exchanges,
@@ -234,12 +234,12 @@ class SandboxRunner(ProtocolRunner):
             self._fail(err)
 
     def _stop(self) -> None:
-        """Kill the worker and wait until it is gone; no process outlives its runner."""
+        """SIGKILL the worker (through its pidfd: no pid-reuse race). It cannot survive that;
+        the kernel finishes tearing it down while the game goes on, and the zygote reaps it."""
         worker, self.worker = self.worker, None
         if worker is None:
             return
         worker.kill()
-        worker.wait_gone(EXIT_WAIT)
         worker.release()
         _live.discard(self)
 
