@@ -248,7 +248,7 @@ def test_typer_rejects_out_of_range_numbers(recipes: Path) -> None:
         ),
         (
             "class A:\n    def share_memories(self, i, s):\n        return {}\n"
-            "class B(A):\n    pass\n",
+            "class B:\n    def share_memories(self, i, s):\n        return {}\n",
             ["several classes define share_memories (A, B)"],
         ),
     ],

@@ -214,7 +214,7 @@ def test_malformed_exchange_from_file_names_it(toy: Domain, tmp_path: Path) -> N
         "off_by_one.py",
     )
     with pytest.raises(
-        ProtocolError, match=r"^off_by_one: invalid exchange at step 0: recipient 5"
+        ProtocolError, match=r"off_by_one\.py: invalid exchange at step 0: recipient 5"
     ):
         play(toy, path)
 
@@ -245,3 +245,14 @@ def test_unreadable_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00class")
     with pytest.raises(ProtocolError, match=r"binary\.py: cannot read protocol file"):
         SourceProtocol.from_file(binary)
+
+
+def test_a_subclass_is_preferred_over_its_base() -> None:
+    source = (
+        "class Base:\n"
+        "    def __init__(self, n_agents, n_steps):\n        self.n = n_agents\n"
+        "    def share_memories(self, i_step, agent_states):\n        return {}\n"
+        "class Mine(Base):\n"
+        "    def share_memories(self, i_step, agent_states):\n        return {0: []}\n"
+    )
+    assert load_protocol_class(source, "sub.py").__name__ == "Mine"

@@ -1,9 +1,9 @@
 """State-agnostic ablation: keep a protocol's schedule, randomise what it sends.
 
 A protocol's run is recorded as a schedule (per step: teacher → learner, how many
-memories). Replaying that schedule with each memory drawn uniformly at random from the
-teacher's memories at that step keeps who-talks-to-whom-and-how-much exactly, and removes
-everything the protocol knew about the content.
+memories). Replaying that schedule with the memories drawn uniformly at random (without
+replacement) from the teacher's memories at that step keeps who-talks-to-whom-and-how-much
+exactly, and removes everything the protocol knew about the content.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ class ScheduleReplay:
         exchanges: dict[int, list[tuple[int, int]]] = {}
         for teacher, learner, count in self.schedule.at(i_step):
             n_mem = len(agent_states[teacher]["memories"])
-            picks = self.rng.integers(n_mem, size=count)
+            # Distinct memories, as the original most likely sent; repeats only when it sent
+            # more than the teacher has.
+            picks = self.rng.choice(n_mem, size=count, replace=count > n_mem)
             exchanges.setdefault(learner, []).extend((teacher, int(i)) for i in picks)
         return exchanges
 

@@ -77,12 +77,15 @@ class NetworkSharing:
 
 
 def random_dyads(n_agents: int, rng: np.random.Generator) -> nx.Graph:
-    """A random perfect matching; with an odd count the last agent joins a random dyad."""
+    """A random perfect matching; with an odd count the last agent joins a random dyad,
+    which becomes a triad (all three linked)."""
     order = [int(i) for i in rng.permutation(n_agents)]
     graph = nx.empty_graph(n_agents)
     graph.add_edges_from(zip(order[0::2], order[1::2], strict=False))
     if n_agents % 2 and n_agents > 1:
-        graph.add_edge(order[-1], order[int(rng.integers(n_agents - 1))])
+        joined = order[int(rng.integers(n_agents - 1))]
+        dyad = [joined, *graph.neighbors(joined)]
+        graph.add_edges_from((order[-1], member) for member in dyad)
     return graph
 
 

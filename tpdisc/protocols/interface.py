@@ -53,6 +53,11 @@ class ProtocolSpec(ABC):
 
     name: str
 
+    @property
+    def label(self) -> str:
+        """How errors name the protocol: its file where it has one."""
+        return self.name
+
     @abstractmethod
     def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
         """Start a fresh protocol instance whose random choices follow ``seed``."""

@@ -36,6 +36,10 @@ def find_protocol_class(namespace: dict[str, object], origin: str) -> type:
         and obj.__module__ == module_name
         and callable(getattr(obj, "share_memories", None))
     ]
+    # A base class and its subclass both have share_memories: the subclass is the protocol.
+    candidates = [
+        c for c in candidates if not any(o is not c and issubclass(o, c) for o in candidates)
+    ]
     if not candidates:
         raise ProtocolError(f"{origin}: no class with a share_memories method")
     if len(candidates) > 1:
@@ -89,6 +93,10 @@ class SourceProtocol(ProtocolSpec):
         except (OSError, UnicodeDecodeError) as err:
             raise ProtocolError(f"{path}: cannot read protocol file ({err})") from None
         return cls(path.stem, source, str(path), trusted)
+
+    @property
+    def label(self) -> str:
+        return self.origin
 
     def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
         if not self.trusted:

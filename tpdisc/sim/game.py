@@ -67,7 +67,9 @@ def seed_streams(
 def build_agents(domain: Domain, config: SimConfig) -> list[Agent]:
     return [
         agent_factory(kind)(
-            AgentContext(domain.graph, i, config.n_agents, config.n_steps, config.params)
+            AgentContext(
+                domain.graph, i, config.n_agents, config.n_steps, config.params, domain.source
+            )
         )
         for i, kind in enumerate(agent_kinds(config.agents))
     ]
@@ -206,7 +208,7 @@ def run_simulation(
                 exchanges = validate_exchanges(raw, [len(s.memories) for s in game.states])
             except ProtocolError as err:
                 raise ProtocolError(
-                    f"{protocol.name}: invalid exchange at step {step}: {err}"
+                    f"{protocol.label}: invalid exchange at step {step}: {err}"
                 ) from None
             game.deliver(step, exchanges)
             curve.append(game.coverage)
