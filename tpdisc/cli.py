@@ -23,6 +23,7 @@ from tpdisc.domain.variants import VARIANTS, Domain, VariantSpec, make_domain
 from tpdisc.errors import TpdiscError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.protocols.resolve import resolve_protocol, unique_names
+from tpdisc.sandbox import DEFAULT_TIME_LIMIT, UNSAFE_FLAG, SandboxConfig, sandbox_untrusted
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
 from tpdisc.sim.executors import EXECUTORS, Executor, make_executor
@@ -120,6 +121,25 @@ WorkersOpt = Annotated[
         show_default=False,
     ),
 ]
+UnsafeOpt = Annotated[
+    bool,
+    typer.Option(
+        UNSAFE_FLAG,
+        help="Where this kernel or platform lacks seccomp, run untrusted protocol files with "
+        "the remaining sandbox layers (own process, limits, no secrets) instead of refusing "
+        "them. UNSAFE: they can then read and write files and use the network. Changes "
+        "nothing where seccomp works.",
+    ),
+]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit",
+        min=0.001,
+        help="CPU seconds a sandboxed protocol may use per simulation (loading, __init__ and "
+        "every call; whole seconds, rounded up); the wall-clock limit is 3 times that.",
+    ),
+]
 AddressOpt = Annotated[
     str | None,
     typer.Option(
@@ -191,8 +211,12 @@ def run_evaluations(
     trusted: bool,
     executor: Executor,
     log_dir: Path | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> list[Evaluation]:
-    specs = [resolve_protocol(p, trusted=trusted) for p in protocol_texts]
+    specs = sandbox_untrusted(
+        [resolve_protocol(p, trusted=trusted) for p in protocol_texts],
+        sandbox or SandboxConfig(),
+    )
     names = unique_names(specs)
     if log_dir:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -301,6 +325,8 @@ def evaluate_cmd(
             "for code you wrote or have read.",
         ),
     ] = False,
+    unsafe_no_sandbox: UnsafeOpt = False,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT,
     recipes: RecipesOpt = None,
     json_out: Annotated[
         Path | None,
@@ -341,6 +367,7 @@ def evaluate_cmd(
             trusted=trusted,
             executor=pool,
             log_dir=log_dir,
+            sandbox=SandboxConfig(time_limit=time_limit, allow_without_seccomp=unsafe_no_sandbox),
         )
     title = (
         f"{config.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in config.agents)}), "
@@ -387,6 +414,8 @@ def compare_cmd(
     trusted: Annotated[
         bool, typer.Option("--trusted", help="Run protocol files in-process (UNSAFE).")
     ] = False,
+    unsafe_no_sandbox: UnsafeOpt = False,
+    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT,
     recipes: RecipesOpt = None,
     executor: ExecutorOpt = "processes",
     workers: WorkersOpt = None,
@@ -409,6 +438,8 @@ def compare_cmd(
         dropout_seed=dropout_seed,
         ablate=False,
         trusted=trusted,
+        unsafe_no_sandbox=unsafe_no_sandbox,
+        time_limit=time_limit,
         recipes=recipes,
         json_out=out / "results.json",
         plot=out,

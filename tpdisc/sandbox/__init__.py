@@ -8,20 +8,21 @@ See ``docs/security.md`` for the threat model and the layers. The public surface
   (time and memory limits, the explicit unsafe mode);
 - :func:`precheck` — fast, readable problems in a source, for feedback to an LLM;
 - :class:`SandboxError` — the typed failure (``kind``, ``reason``);
-- :func:`sandbox_support` — whether this platform can enforce the seccomp layer.
+- :func:`sandbox_support` — whether this platform can enforce the seccomp layer;
+- :func:`sandbox_untrusted` — what a command line does with the protocols it was given.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tpdisc.protocols.interface import ProtocolRunner
+from tpdisc.protocols.interface import ProtocolRunner, ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox.config import DEFAULT_TIME_LIMIT, SandboxConfig
 from tpdisc.sandbox.errors import KINDS, SandboxError
 from tpdisc.sandbox.policy import seccomp_support as sandbox_support
 from tpdisc.sandbox.precheck import precheck
-from tpdisc.sandbox.runner import UNSAFE_FLAG, SandboxWarning, open_sandboxed
+from tpdisc.sandbox.runner import UNSAFE_FLAG, SandboxWarning, open_sandboxed, refusal
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -34,6 +35,7 @@ __all__ = [
     "open_sandboxed",
     "precheck",
     "sandbox_support",
+    "sandbox_untrusted",
 ]
 
 
@@ -51,3 +53,22 @@ class SandboxedSource(SourceProtocol):
         if self.trusted:
             return super().open(n_agents, n_steps, seed)
         return open_sandboxed(self, n_agents, n_steps, seed, self.sandbox)
+
+
+def sandbox_untrusted(specs: list[ProtocolSpec], config: SandboxConfig) -> list[ProtocolSpec]:
+    """Give every untrusted source protocol in ``specs`` the sandbox ``config``.
+
+    Checks the platform once, before anything runs: without seccomp, untrusted code is
+    refused (one :class:`SandboxError` naming the first such file) unless ``config`` is the
+    explicit unsafe mode. Baselines and trusted sources pass through unchanged.
+    """
+    untrusted = [s for s in specs if isinstance(s, SourceProtocol) and not s.trusted]
+    if not untrusted:
+        return specs
+    supported, why = sandbox_support()
+    if not supported and not config.allow_without_seccomp:
+        raise SandboxError("unsupported", refusal(why), untrusted[0].origin)
+    return [
+        SandboxedSource.of(s, config) if isinstance(s, SourceProtocol) and not s.trusted else s
+        for s in specs
+    ]
