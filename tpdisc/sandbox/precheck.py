@@ -38,26 +38,39 @@ def _import_problems(node: ast.Import | ast.ImportFrom) -> list[str]:
 
 
 def _protocol_class_problem(tree: ast.Module) -> str | None:
-    """What :func:`tpdisc.protocols.loader.find_protocol_class` would reject, seen early."""
-    with_share = [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.ClassDef)
-        and any(
+    """What :func:`tpdisc.protocols.loader.find_protocol_class` would reject, seen early:
+    classes with ``share_memories`` (own or inherited from a class of the file), a subclass
+    winning over its bases."""
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    if CONVENTIONAL_NAME in classes:
+        return None
+
+    def ancestors(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        found: set[str] = set()
+        for base in classes[name].bases:
+            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+                found |= {base.id} | ancestors(base.id, seen | {name})
+        return found
+
+    def defines_share(name: str) -> bool:
+        return any(
             isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
             and item.name == "share_memories"
-            for item in node.body
+            for item in classes[name].body
         )
+
+    lineage = {name: ancestors(name) for name in classes}
+    candidates = [
+        name
+        for name in classes
+        if defines_share(name) or any(defines_share(a) for a in lineage[name])
     ]
-    if CONVENTIONAL_NAME in with_share or any(
-        isinstance(node, ast.ClassDef) and node.name == CONVENTIONAL_NAME for node in tree.body
-    ):
-        return None
-    if not with_share:
+    candidates = [c for c in candidates if not any(c in lineage[o] for o in candidates)]
+    if not candidates:
         return f"no class defines share_memories (name it {CONVENTIONAL_NAME})"
-    if len(with_share) > 1:
+    if len(candidates) > 1:
         return (
-            f"several classes define share_memories ({', '.join(sorted(with_share))}); "
+            f"several classes define share_memories ({', '.join(sorted(candidates))}); "
             f"name the one to use {CONVENTIONAL_NAME}"
         )
     return None
