@@ -26,6 +26,14 @@ SETUP_TIMEOUT = 30.0  # wall seconds for the worker to confine itself (no untrus
 EXIT_WAIT = 2.0
 
 
+def refusal(why: str) -> str:
+    """The one message for untrusted code on a platform without seccomp."""
+    return (
+        f"refusing to run untrusted code: the seccomp sandbox is unavailable ({why}); "
+        f"{UNSAFE_FLAG} runs it with the weaker layers only"
+    )
+
+
 class SandboxWarning(UserWarning):
     """Untrusted code is running without the seccomp layer (explicitly requested)."""
 
@@ -71,12 +79,7 @@ class SandboxRunner(ProtocolRunner):
         if supported and not zygote.seccomp:
             supported, why = False, zygote.seccomp_reason
         if not supported and not self.config.allow_without_seccomp:
-            raise SandboxError(
-                "unsupported",
-                f"refusing to run untrusted code: the seccomp sandbox is unavailable ({why}); "
-                f"{UNSAFE_FLAG} runs it with the weaker layers only",
-                self.origin,
-            )
+            raise SandboxError("unsupported", refusal(why), self.origin)
         if not supported:
             warnings.warn(
                 f"running untrusted protocol code WITHOUT the seccomp sandbox ({why}): it can "
