@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
 if TYPE_CHECKING:  # imported for real only where LLM agents are used: it loads openai
@@ -45,6 +46,8 @@ class AgentParams:
 
     p_social: float = 0.5
     beta: float = 0.05
+    prior: str = "ngram"  # element-vector backend of the empowerment prior (see prior/vectors)
+    empowerment: EmpowermentChoices = field(default_factory=EmpowermentChoices)
     llm: LLMAgentConfig | None = None  # the chat endpoint of LLM agents
 
 
@@ -57,6 +60,9 @@ class AgentContext:
     n_agents: int
     n_steps: int
     params: AgentParams
+    # The full game a variant was cut from: priors learn from its names and recipes, while
+    # ground truth (EmpItem) comes from ``graph``, the game played. None: ``graph`` is full.
+    source_graph: RecipeGraph | None = None
 
 
 class Agent(ABC):

@@ -38,6 +38,9 @@ class Domain:
     name: str
     graph: RecipeGraph
     start_sets: tuple[tuple[int, ...], ...]
+    # The full game a restricted variant was cut from (None when ``graph`` is the full game):
+    # agents' priors learn from it, while ground truth comes from ``graph``.
+    source: RecipeGraph | None = None
 
     def start_inventory(self, agent: int) -> tuple[int, ...]:
         return self.start_sets[agent % len(self.start_sets)]
@@ -60,7 +63,7 @@ def make_domain(graph: RecipeGraph, spec: VariantSpec | None = None) -> Domain:
     if spec.name == "depth-limited":
         depths = graph.depths(base)
         keep = [e for e, d in depths.items() if d <= spec.max_depth]
-        return Domain("depth-limited", graph.restricted_to(keep), (base,))
+        return Domain("depth-limited", graph.restricted_to(keep), (base,), source=graph)
     if spec.name == "3-item":
         # Agent i lacks base element i mod 4, so the group holds all four between them
         # while each member needs the others for part of the game.
@@ -68,7 +71,7 @@ def make_domain(graph: RecipeGraph, spec: VariantSpec | None = None) -> Domain:
         return Domain("3-item", graph, starts)
     if spec.name == "heterogeneous":
         return Domain("heterogeneous", graph, tuple(itertools.combinations(base, 2)))
-    return Domain("dropout", _dropout(graph, spec), (base,))
+    return Domain("dropout", _dropout(graph, spec), (base,), source=graph)
 
 
 def _dropout(graph: RecipeGraph, spec: VariantSpec) -> RecipeGraph:

@@ -1,0 +1,292 @@
+"""Building the prior: k-fold cross-validated predictions for every pair of elements.
+
+Each pair's P(success) and P(result) come from the models of the one fold that held it
+out, so no prediction ever saw its own label (Brändle et al. 2023). The full distribution
+P(r | a, b) over all elements is summarised for the agents (see :class:`Prior`): its
+expectation of the children counts, exactly, and its ``top_k`` most likely results, with
+the rest of the mass spread evenly.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+from threadpoolctl import threadpool_limits
+
+from tpdisc.agents.prior.dataset import Fold, PairData, make_folds, pair_data
+from tpdisc.agents.prior.models import (
+    LinkSettings,
+    ResultSettings,
+    fit_link,
+    fit_result,
+    result_distributions,
+)
+from tpdisc.agents.prior.vectors import VectorBackend
+from tpdisc.domain.recipes import RecipeGraph
+
+# (what is happening, units done, units in all): one unit per model per fold.
+Report = Callable[[str, float, float], None]
+
+
+@dataclass(frozen=True)
+class PriorSettings:
+    """Everything besides the data and the backend that changes a built prior."""
+
+    folds: int = 10
+    seed: int = 0
+    validation: float = 0.2
+    link: LinkSettings = field(default_factory=LinkSettings)
+    result: ResultSettings = field(default_factory=ResultSettings)
+    top_k: int = 16
+    chunk: int = 2048
+    threads: int = 1
+
+    def describe(self) -> dict[str, Any]:
+        data = asdict(self)
+        for name in ("chunk", "threads"):  # speed and memory only, not the result
+            data.pop(name)
+        return data
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Cross-validated predictions for every unordered pair (numbered as in
+    :func:`~tpdisc.agents.prior.dataset.pair_index_table`).
+
+    - ``p_success[p]``: P(success | pair p), both orders averaged.
+    - ``expect[p]``: sum over all elements r of P(r | p) · ``children[r]`` (exact).
+    - ``top_idx[p]``, ``top_p[p]``: the ``k`` most likely results and their probabilities.
+    - ``resid[p]``: the probability left to each of the other ``n - k`` elements, on
+      average: (1 - sum of ``top_p[p]``) / (n - k).
+    """
+
+    n_elements: int
+    p_success: np.ndarray
+    expect: np.ndarray
+    children: np.ndarray
+    top_idx: np.ndarray
+    top_p: np.ndarray
+    resid: np.ndarray
+    meta: dict[str, Any]
+
+    ARRAYS = ("p_success", "expect", "children", "top_idx", "top_p", "resid")
+
+    @property
+    def top_k(self) -> int:
+        return int(self.top_idx.shape[1])
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        metrics: dict[str, Any] = self.meta.get("metrics", {})
+        return metrics
+
+
+@dataclass
+class _Accumulator:
+    """Per-pair outputs and the held-out rank of every true result, filled fold by fold."""
+
+    data: PairData
+    top_k: int
+    exact_pairs: np.ndarray | None
+    p_success: np.ndarray = field(init=False)
+    expect: np.ndarray = field(init=False)
+    top_idx: np.ndarray = field(init=False)
+    top_p: np.ndarray = field(init=False)
+    resid: np.ndarray = field(init=False)
+    ranks: np.ndarray = field(init=False)
+    exact: np.ndarray | None = field(init=False)
+    predicted_by: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        n_pairs, n = self.data.n_pairs, self.data.n_elements
+        self.p_success = np.full(n_pairs, np.nan, dtype=np.float32)
+        self.expect = np.full(n_pairs, np.nan, dtype=np.float32)
+        self.top_idx = np.zeros((n_pairs, self.top_k), dtype=np.uint16)
+        self.top_p = np.zeros((n_pairs, self.top_k), dtype=np.float32)
+        self.resid = np.zeros(n_pairs, dtype=np.float32)
+        self.ranks = np.zeros(self.data.result_pair.size, dtype=np.int64)
+        self.predicted_by = np.full(n_pairs, -1, dtype=np.int16)
+        self.exact = (
+            None
+            if self.exact_pairs is None
+            else np.zeros((self.exact_pairs.size, n), dtype=np.float32)
+        )
+
+    def add(self, fold: int, pairs: np.ndarray, probs: np.ndarray, children: np.ndarray) -> None:
+        n, k = probs.shape[1], self.top_k
+        self.predicted_by[pairs] = fold
+        self.expect[pairs] = probs @ children
+        top = np.argpartition(-probs, k - 1, axis=1)[:, :k]
+        top_p = np.take_along_axis(probs, top, axis=1)
+        order = np.argsort(-top_p, axis=1)
+        self.top_idx[pairs] = np.take_along_axis(top, order, axis=1)
+        self.top_p[pairs] = np.take_along_axis(top_p, order, axis=1)
+        self.resid[pairs] = np.maximum(1.0 - top_p.sum(axis=1), 0.0) / max(n - k, 1)
+        position = np.full(self.data.n_pairs, -1, dtype=np.int64)
+        position[pairs] = np.arange(pairs.size)
+        rows = np.flatnonzero(position[self.data.result_pair] >= 0)
+        at = position[self.data.result_pair[rows]]
+        true_p = probs[at, self.data.result_element[rows]]
+        self.ranks[rows] = 1 + (probs[at] > true_p[:, None]).sum(axis=1)
+        if self.exact is not None and self.exact_pairs is not None:
+            where = position[self.exact_pairs]
+            hit = where >= 0
+            self.exact[hit] = probs[where[hit]]
+
+
+def build_prior(
+    graph: RecipeGraph,
+    backend: VectorBackend,
+    settings: PriorSettings | None = None,
+    *,
+    report: Report | None = None,
+    exact_pairs: np.ndarray | None = None,
+) -> tuple[Prior, np.ndarray | None]:
+    """Train and cross-validate both models on ``graph``; return the prior (and, for
+    studies of the summary's accuracy, the full distributions of ``exact_pairs``)."""
+    settings = settings or PriorSettings()
+    # One BLAS thread: the small matrices of the link model run several times slower with
+    # two threads on a busy machine, and the build should leave a core to others.
+    with threadpool_limits(settings.threads):
+        return _build(graph, backend, settings, report, exact_pairs)
+
+
+def _build(
+    graph: RecipeGraph,
+    backend: VectorBackend,
+    settings: PriorSettings,
+    report: Report | None,
+    exact_pairs: np.ndarray | None,
+) -> tuple[Prior, np.ndarray | None]:
+    started, load_before = time.perf_counter(), os.getloadavg()
+    cpu_before = time.process_time()
+    notify = report or (lambda what, done, total: None)
+    total = 2.0 * settings.folds
+    notify("element vectors", 0, total)
+    vectors = np.asarray(backend.vectors(graph.names), dtype=np.float32)
+    vector_seconds = time.perf_counter() - started
+    data = pair_data(graph)
+    children = graph.children_count.astype(np.float32)
+    folds = make_folds(data.n_pairs, settings.folds, settings.seed, settings.validation)
+    k = min(settings.top_k, data.n_elements)
+    acc = _Accumulator(data, k, exact_pairs)
+    seconds = {"link": 0.0, "result": 0.0}
+    for fold in folds:
+        rng = np.random.default_rng([settings.seed, fold.index])
+        _run_fold(fold, vectors, data, children, settings, rng, acc, notify, total, seconds)
+    if (acc.predicted_by < 0).any():
+        raise RuntimeError("some pairs were never predicted: the folds do not cover the data")
+    metrics = quality(data, acc.p_success, acc.ranks)
+    metrics["mean_top_k_mass"] = float(acc.top_p.sum(axis=1).mean())
+    elapsed = time.perf_counter() - started
+    meta = {
+        "backend": backend.describe(),
+        "settings": settings.describe(),
+        "recipes_sha256": graph.sha256,
+        "n_elements": data.n_elements,
+        "dim": int(vectors.shape[1]),
+        "metrics": metrics,
+        "build": {
+            "seconds": round(elapsed, 1),
+            "vector_seconds": round(vector_seconds, 1),
+            "link_seconds": round(seconds["link"], 1),
+            "result_seconds": round(seconds["result"], 1),
+            "cpu_seconds": round(time.process_time() - cpu_before, 1),
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+            "cores": os.cpu_count(),
+        },
+    }
+    prior = Prior(
+        data.n_elements,
+        acc.p_success,
+        acc.expect,
+        children,
+        acc.top_idx,
+        acc.top_p,
+        acc.resid,
+        meta,
+    )
+    return prior, acc.exact
+
+
+def _run_fold(
+    fold: Fold,
+    vectors: np.ndarray,
+    data: PairData,
+    children: np.ndarray,
+    settings: PriorSettings,
+    rng: np.random.Generator,
+    acc: _Accumulator,
+    notify: Report,
+    total: float,
+    seconds: dict[str, float],
+) -> None:
+    # The models get a copy of the data in which the fold's test pairs have no label, so
+    # that no prediction can depend on its own pair's outcome, whatever the models do.
+    visible = data.hiding(fold.test)
+    base = 2.0 * fold.index
+    name = f"fold {fold.index + 1}/{settings.folds}"
+    link_epochs = settings.link.training.epochs
+    result_epochs = settings.result.training.epochs
+    t0 = time.perf_counter()
+    notify(f"{name}: link model", base, total)
+    acc.p_success[fold.test] = fit_link(
+        vectors,
+        visible,
+        fold,
+        settings.link,
+        rng,
+        lambda e, s: notify(
+            f"{name}: link model, epoch {e + 1} (val AUC {-s:.3f})",
+            base + (e + 1) / link_epochs,
+            total,
+        ),
+    )
+    t1 = time.perf_counter()
+    notify(f"{name}: result model", base + 1, total)
+    model = fit_result(
+        vectors,
+        visible,
+        fold,
+        settings.result,
+        rng,
+        lambda e, s: notify(
+            f"{name}: result model, epoch {e + 1} (val cosine {-s:.3f})",
+            base + 1 + 0.8 * (e + 1) / result_epochs,
+            total,
+        ),
+    )
+    notify(f"{name}: result distributions", base + 1.8, total)
+    for start in range(0, fold.test.size, settings.chunk):
+        pairs = fold.test[start : start + settings.chunk]
+        probs = result_distributions(model, vectors, data.lo[pairs], data.hi[pairs])
+        acc.add(fold.index, pairs, probs, children)
+    seconds["link"] += t1 - t0
+    seconds["result"] += time.perf_counter() - t1
+    notify(f"{name}: done", base + 2, total)
+
+
+def quality(data: PairData, p_success: np.ndarray, ranks: np.ndarray) -> dict[str, Any]:
+    """Held-out quality: ROC-AUC of success; rank, top-1 and top-10 of the true result."""
+    both = data.success.any() and not data.success.all()
+    auc = float(roc_auc_score(data.success, p_success)) if both else float("nan")
+    ranks = ranks[ranks > 0]
+    return {
+        "roc_auc": auc,
+        "pairs": int(data.n_pairs),
+        "successes": int(data.success.sum()),
+        "mean_p_success_successes": float(p_success[data.success].mean()),
+        "mean_p_success_failures": float(p_success[~data.success].mean()),
+        "results": int(ranks.size),
+        "mean_rank": float(ranks.mean()) if ranks.size else float("nan"),
+        "median_rank": float(np.median(ranks)) if ranks.size else float("nan"),
+        "top1": float((ranks == 1).mean()) if ranks.size else float("nan"),
+        "top10": float((ranks <= 10).mean()) if ranks.size else float("nan"),
+    }

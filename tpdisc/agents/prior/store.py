@@ -1,0 +1,195 @@
+"""The prior's cache: one ``.npz`` file per (recipes, backend, settings) in the user cache.
+
+A file records its own key and a checksum of every array; a file that does not load,
+does not match its key or fails a checksum is reported and rebuilt, never used. Building
+holds a lock, so parallel simulation workers that need the same prior wait for one build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tpdisc.agents.prior.build import Prior, PriorSettings, Report, build_prior
+from tpdisc.agents.prior.dataset import n_pairs
+from tpdisc.agents.prior.vectors import VectorBackend, backend_from_spec
+from tpdisc.domain.data import cache_dir
+from tpdisc.domain.recipes import RecipeGraph
+
+FORMAT_VERSION = 1
+
+
+class PriorCacheError(Exception):
+    """A cached prior is unreadable, corrupt or stale (internal: it triggers a rebuild)."""
+
+
+def recipe_digest(graph: RecipeGraph) -> str:
+    """Hash of what the prior learns from: element names and every recipe.
+
+    Content, not the file's hash: a variant's restricted graph keeps the file's sha256 but
+    must never be mistaken for the full game.
+    """
+    payload = json.dumps(
+        {"names": list(graph.names), "recipes": sorted([*k, *v] for k, v in graph.recipes.items())}
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def prior_key(graph: RecipeGraph, backend: VectorBackend, settings: PriorSettings) -> str:
+    identity = {
+        "format": FORMAT_VERSION,
+        "recipes": recipe_digest(graph),
+        "backend": backend.describe(),
+        "settings": settings.describe(),
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def prior_dir() -> Path:
+    return cache_dir() / "priors"
+
+
+def prior_path(key: str) -> Path:
+    return prior_dir() / f"prior-{key}.npz"
+
+
+def _checksum(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def save_prior(prior: Prior, key: str, path: Path) -> None:
+    arrays = {name: getattr(prior, name) for name in Prior.ARRAYS}
+    meta = {
+        **prior.meta,
+        "key": key,
+        "format": FORMAT_VERSION,
+        "checksums": {name: _checksum(a) for name, a in arrays.items()},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+    with tmp.open("wb") as fh:
+        np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
+    tmp.replace(path)
+
+
+def load_prior(path: Path, key: str | None = None) -> Prior:
+    """Read and verify a cached prior; :class:`PriorCacheError` says why it cannot be used."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+            arrays = {name: npz[name] for name in Prior.ARRAYS}
+    except FileNotFoundError:
+        raise PriorCacheError(f"{path}: not built yet") from None
+    except Exception as err:
+        raise PriorCacheError(f"{path}: unreadable ({type(err).__name__}: {err})") from None
+    if meta.get("format") != FORMAT_VERSION:
+        raise PriorCacheError(f"{path}: format {meta.get('format')}, expected {FORMAT_VERSION}")
+    if key is not None and meta.get("key") != key:
+        raise PriorCacheError(f"{path}: built for key {meta.get('key')}, expected {key}")
+    checksums = meta.get("checksums", {})
+    for name, array in arrays.items():
+        if checksums.get(name) != _checksum(array):
+            raise PriorCacheError(f"{path}: checksum of {name!r} does not match (corrupt file)")
+    n = int(meta.get("n_elements", -1))
+    p = n_pairs(n)
+    k = arrays["top_idx"].shape[1] if arrays["top_idx"].ndim == 2 else -1
+    expected = {
+        "p_success": (p,),
+        "expect": (p,),
+        "children": (n,),
+        "top_idx": (p, k),
+        "top_p": (p, k),
+        "resid": (p,),
+    }
+    for name, shape in expected.items():
+        if arrays[name].shape != shape:
+            raise PriorCacheError(f"{path}: {name} has shape {arrays[name].shape}, not {shape}")
+    for array in arrays.values():
+        array.setflags(write=False)
+    return Prior(n, meta=meta, **arrays)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.with_suffix(".lock").open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def ensure_prior(
+    graph: RecipeGraph,
+    backend: VectorBackend | str = "ngram",
+    settings: PriorSettings | None = None,
+    *,
+    report: Report | None = None,
+    rebuild: bool = False,
+) -> tuple[Prior, Path]:
+    """The cached prior of ``graph``, built first if missing, stale or corrupt."""
+    backend = backend_from_spec(backend) if isinstance(backend, str) else backend
+    settings = settings or PriorSettings()
+    key = prior_key(graph, backend, settings)
+    path = prior_path(key)
+    if not rebuild:
+        with contextlib.suppress(PriorCacheError):
+            return load_prior(path, key), path
+    with _locked(path):
+        if not rebuild:
+            try:
+                return load_prior(path, key), path
+            except PriorCacheError as err:
+                if path.exists():
+                    print(f"warning: rebuilding the prior: {err}", file=sys.stderr)
+        if report is not None:
+            prior, _ = build_prior(graph, backend, settings, report=report)
+        else:
+            with progress_report() as bar:
+                prior, _ = build_prior(graph, backend, settings, report=bar)
+        save_prior(prior, key, path)
+    return load_prior(path, key), path
+
+
+@contextlib.contextmanager
+def progress_report() -> Iterator[Report]:
+    """A rich progress bar on stderr (one unit per model per fold) while building."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("[bold]building prior[/]"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("", total=None)
+
+        def report(what: str, done: float, total: float) -> None:
+            progress.update(task, completed=done, total=total, description=what)
+
+        yield report
+
+
+def cached_priors() -> list[dict[str, Any]]:
+    """Summaries of every prior in the cache (for ``tpdisc prior show``)."""
+    rows = []
+    for path in sorted(prior_dir().glob("prior-*.npz")):
+        try:
+            prior = load_prior(path)
+            rows.append({"path": str(path), "ok": True, **prior.meta})
+        except PriorCacheError as err:
+            rows.append({"path": str(path), "ok": False, "error": str(err)})
+    return rows
