@@ -86,6 +86,7 @@ def test_mutation_changes_one_gene_and_says_so() -> None:
         changed = [f for f in genome.to_json() if getattr(child, f) != getattr(genome, f)]
         assert len(changed) == 1, (changed, note)
         assert note
+        assert blocks.render(child) != blocks.render(genome), note  # no silent copies
         genome = child
 
 

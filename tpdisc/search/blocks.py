@@ -171,27 +171,28 @@ def _clip(name: str, value: float) -> float:
     return min(high, max(low, value))
 
 
+def expressed_genes(genome: Genome) -> list[str]:
+    """Genes that change the rendered protocol, weighted by how often to mutate them
+    (a gene listed twice is drawn twice as often). Genes of blocks not in use (the group
+    size of a ring, the period of an adaptive schedule) are left alone, since changing
+    them would only produce a copy of the parent."""
+    genes = ["route", "weights", "weights", "weights", "horizon", "n_memories", "n_memories"]
+    genes += ["schedule", "p_share", "noise"]
+    if genome.route in ("random_peers", "ring", "richest"):
+        genes.append("peers")
+    if genome.route == "groups":
+        genes += ["group_size", "regroup_every"]
+    if genome.schedule == "periodic":
+        genes.append("period")
+    if genome.schedule == "adaptive":
+        genes.append("window")
+    return genes
+
+
 def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
-    """One random change of one gene, and a sentence saying what changed."""
-    gene = str(
-        rng.choice(
-            [
-                "route",
-                "peers",
-                "group_size",
-                "regroup_every",
-                "weights",
-                "weights",
-                "weights",
-                "horizon",
-                "n_memories",
-                "n_memories",
-                "schedule",
-                "p_share",
-                "noise",
-            ]
-        )
-    )
+    """One random change of one expressed gene, and a sentence saying what changed."""
+    genes = expressed_genes(genome)
+    gene = genes[int(rng.integers(len(genes)))]
     if gene == "route":
         new: Any = str(rng.choice([r for r in ROUTES if r != genome.route]))
     elif gene == "schedule":
@@ -317,11 +318,12 @@ def _senders_code(g: Genome) -> tuple[str, str]:
             "return [others[int(i)] for i in picked]"
         )
     if g.route == "ring":
+        offsets = tuple((k // 2 + 1) * (1 if k % 2 == 0 else -1) for k in range(g.peers))
         init = (
-            f"half = max(1, {g.peers} // 2)\n"
+            f"# the {g.peers} nearest seats on the ring, alternating right and left\n"
+            f"offsets = {offsets}\n"
             "self.neighbours = [\n"
-            "    sorted({(a + d) % n_agents for d in range(-half, half + 1) if d} - {a})\n"
-            "    for a in range(n_agents)\n"
+            "    sorted({(a + d) % n_agents for d in offsets} - {a}) for a in range(n_agents)\n"
             "]"
         )
         return init, "return self.neighbours[recipient]"

@@ -55,9 +55,14 @@ def table(archive: Archive, limit: int | None = None) -> Table:
             format_fitness(c),
             str(c.parent_id) if c.parent_id is not None else "",
             c.proposer,
-            *([f"{c.prompt_tokens + c.completion_tokens:,}"] if with_tokens else []),
+            *([_tokens(c)] if with_tokens else []),
         )
     return out
+
+
+def _tokens(c: Candidate) -> str:
+    total = c.prompt_tokens + c.completion_tokens
+    return f"{total:,}" if total else ""
 
 
 def show(archive: Archive, protocol_id: int) -> RenderableType:
