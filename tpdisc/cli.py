@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -20,13 +20,16 @@ from tpdisc.agents.population import AGENT_TYPES, parse_population
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import VARIANTS, Domain, VariantSpec, make_domain
-from tpdisc.errors import TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.protocols.resolve import resolve_protocol, unique_names
 from tpdisc.sandbox import DEFAULT_TIME_LIMIT, UNSAFE_FLAG, SandboxConfig, sandbox_untrusted
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
 from tpdisc.sim.executors import EXECUTORS, Executor, make_executor
+
+if TYPE_CHECKING:
+    from tpdisc.agents.llm_config import LLMAgentConfig
 
 app = typer.Typer(
     help="Discover transmission protocols for groups that innovate together "
@@ -149,6 +152,112 @@ AddressOpt = Annotated[
         show_default=False,
     ),
 ]
+LLMBaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--llm-base-url",
+        help="OpenAI-compatible endpoint of LLM agents (--agent-type llm, or llm in "
+        "--population), e.g. http://localhost:8000/v1.",
+        show_default=False,
+    ),
+]
+LLMModelOpt = Annotated[
+    str | None, typer.Option("--llm-model", help="Chat model of LLM agents.", show_default=False)
+]
+LLMKeyEnvOpt = Annotated[
+    str,
+    typer.Option(
+        "--llm-api-key-env",
+        help="Environment variable holding the LLM agents' API key; the key itself is never "
+        "stored or logged.",
+    ),
+]
+LLMConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--llm-concurrency",
+        min=1,
+        help="Most requests in flight at once per simulation (the LLM agents of a step ask "
+        "together); each worker process runs its own simulation.",
+    ),
+]
+LLMTemperatureOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-temperature",
+        min=0.0,
+        help="Sampling temperature of LLM agents (default: the endpoint's).",
+        show_default=False,
+    ),
+]
+LLMCacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-cache",
+        help="SQLite file of cached LLM answers, so that a rerun of the same seeded "
+        "experiment asks nothing (default: llm-agent-responses.sqlite in the user cache).",
+        show_default=False,
+    ),
+]
+LLMNoCacheOpt = Annotated[
+    bool, typer.Option("--llm-no-cache", help="Ask the endpoint every time; cache nothing.")
+]
+LLMPriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-price-input",
+        min=0.0,
+        help="Dollars per million prompt tokens of --llm-model (for the cost in the results).",
+        show_default=False,
+    ),
+]
+LLMPriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-price-output",
+        min=0.0,
+        help="Dollars per million completion tokens of --llm-model.",
+        show_default=False,
+    ),
+]
+
+
+def make_llm_config(
+    base_url: str | None,
+    model: str | None,
+    api_key_env: str = "OPENAI_API_KEY",
+    concurrency: int = 8,
+    temperature: float | None = None,
+    cache: Path | None = None,
+    no_cache: bool = False,
+    price_input: float | None = None,
+    price_output: float | None = None,
+) -> LLMAgentConfig | None:
+    """LLM agents' settings from the options; None when no endpoint is given."""
+    if base_url is None and model is None:
+        return None
+    if base_url is None or model is None:
+        raise ConfigError("LLM agents need both --llm-base-url and --llm-model")
+    # Imported here: it loads the openai client, which only LLM runs need.
+    from tpdisc.agents.llm_config import LLMAgentConfig
+    from tpdisc.search.llm import LLMConfig, ModelPrice
+
+    prices = {}
+    if price_input is not None or price_output is not None:
+        prices[model] = ModelPrice(price_input or 0.0, price_output or 0.0)
+    client = LLMConfig(
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        temperature=temperature,
+        prices=prices,
+    )
+    return LLMAgentConfig(
+        client,
+        concurrency=concurrency,
+        cache=not no_cache,
+        cache_path=str(cache) if cache is not None else None,
+    )
 
 
 def make_config(
@@ -159,13 +268,16 @@ def make_config(
     beta: float,
     p_social: float,
     variant: VariantSpec,
+    llm: LLMAgentConfig | None = None,
 ) -> SimConfig:
-    params = AgentParams(p_social=p_social, beta=beta)
+    groups = parse_population(population) if population else ((agent_type, agents),)
+    uses_llm = any(kind == "llm" for kind, _ in groups)
+    params = AgentParams(p_social=p_social, beta=beta, llm=llm if uses_llm else None)
     return SimConfig(
         n_agents=agents,
         n_steps=steps,
         agent_type=agent_type,
-        population=parse_population(population) if population else None,
+        population=groups if population else None,
         params=params,
         variant=variant,
     )
@@ -262,6 +374,22 @@ def run_evaluations(
     return evaluations
 
 
+def llm_usage(evaluations: list[Evaluation]) -> list[str]:
+    """One line per protocol with LLM agents: requests, cache hits, tokens, cost, fallbacks."""
+    lines = []
+    for ev in evaluations:
+        s = ev.agent_stats
+        if s.get("llm_choices"):
+            lines.append(
+                f"{ev.protocol}: LLM agents made {s['llm_requests']:.0f} requests "
+                f"({s['llm_cache_hits']:.0f} answers from the cache), "
+                f"{s['llm_prompt_tokens']:.0f} + {s['llm_completion_tokens']:.0f} tokens, "
+                f"${s['llm_cost']:.4f}; {s['llm_reasks']:.0f} re-asks, "
+                f"{s['llm_fallbacks']:.0f} fallbacks in {s['llm_choices']:.0f} choices"
+            )
+    return lines
+
+
 def describe_run(
     config: SimConfig, domain: Domain, graph: RecipeGraph, seeds: list[int]
 ) -> dict[str, Any]:
@@ -306,6 +434,15 @@ def evaluate_cmd(
     population: PopulationOpt = None,
     beta: BetaOpt = 0.05,
     p_social: PSocialOpt = 0.5,
+    llm_base_url: LLMBaseUrlOpt = None,
+    llm_model: LLMModelOpt = None,
+    llm_api_key_env: LLMKeyEnvOpt = "OPENAI_API_KEY",
+    llm_concurrency: LLMConcurrencyOpt = 8,
+    llm_temperature: LLMTemperatureOpt = None,
+    llm_cache: LLMCacheOpt = None,
+    llm_no_cache: LLMNoCacheOpt = False,
+    llm_price_input: LLMPriceInOpt = None,
+    llm_price_output: LLMPriceOutOpt = None,
     variant: VariantOpt = "full",
     max_depth: MaxDepthOpt = 3,
     dropout_seed: DropoutSeedOpt = 0,
@@ -355,7 +492,18 @@ def evaluate_cmd(
     spec = VariantSpec(variant, max_depth=max_depth, dropout_seed=dropout_seed)
     graph = default_graph(recipes)
     domain = make_domain(graph, spec)
-    config = make_config(agents, steps, agent_type, population, beta, p_social, spec)
+    llm = make_llm_config(
+        llm_base_url,
+        llm_model,
+        llm_api_key_env,
+        llm_concurrency,
+        llm_temperature,
+        llm_cache,
+        llm_no_cache,
+        llm_price_input,
+        llm_price_output,
+    )
+    config = make_config(agents, steps, agent_type, population, beta, p_social, spec, llm)
     seeds = list(range(seed, seed + sims))
     with make_executor(executor, workers, address) as pool:
         evaluations = run_evaluations(
@@ -374,6 +522,8 @@ def evaluate_cmd(
         f"{config.n_steps} steps, {sims} sims, variant {domain.name}"
     )
     console.print(results_table(evaluations, title))
+    for line in llm_usage(evaluations):
+        console.print(line, highlight=False)
     if json_out:
         payload = {
             "config": describe_run(config, domain, graph, seeds),
@@ -408,6 +558,15 @@ def compare_cmd(
     population: PopulationOpt = None,
     beta: BetaOpt = 0.05,
     p_social: PSocialOpt = 0.5,
+    llm_base_url: LLMBaseUrlOpt = None,
+    llm_model: LLMModelOpt = None,
+    llm_api_key_env: LLMKeyEnvOpt = "OPENAI_API_KEY",
+    llm_concurrency: LLMConcurrencyOpt = 8,
+    llm_temperature: LLMTemperatureOpt = None,
+    llm_cache: LLMCacheOpt = None,
+    llm_no_cache: LLMNoCacheOpt = False,
+    llm_price_input: LLMPriceInOpt = None,
+    llm_price_output: LLMPriceOutOpt = None,
     variant: VariantOpt = "full",
     max_depth: MaxDepthOpt = 3,
     dropout_seed: DropoutSeedOpt = 0,
@@ -433,6 +592,15 @@ def compare_cmd(
         population=population,
         beta=beta,
         p_social=p_social,
+        llm_base_url=llm_base_url,
+        llm_model=llm_model,
+        llm_api_key_env=llm_api_key_env,
+        llm_concurrency=llm_concurrency,
+        llm_temperature=llm_temperature,
+        llm_cache=llm_cache,
+        llm_no_cache=llm_no_cache,
+        llm_price_input=llm_price_input,
+        llm_price_output=llm_price_output,
         variant=variant,
         max_depth=max_depth,
         dropout_seed=dropout_seed,
