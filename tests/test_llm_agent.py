@@ -331,3 +331,17 @@ def test_mixed_population_under_every_baseline(toy: Domain, tmp_path: Path, prot
         assert result.agent_stats["llm_requests"] == len(server.requests)
     assert len(result.curve) == 7
     assert result.agent_stats["llm_choices"] == 3 * 6
+
+
+def test_mixed_population_with_empowerment_agents(
+    toy: Domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / "user-cache"))  # the prior's cache
+    with FakeChatServer(ScriptedPlayer(invalid=0.2)) as server:
+        config = sim_config(
+            "empowerment:2,stochastic:2,llm:2", llm_config(server, tmp_path), n_steps=6
+        )
+        result = run_simulation(toy, config, resolve_protocol("graph", trusted=True), seed=4)
+        assert result.agent_stats["llm_requests"] == len(server.requests)
+    assert len(result.curve) == 7 and result.agent_stats["llm_choices"] == 2 * 6
+    assert config.to_dict()["population"] == [["empowerment", 2], ["stochastic", 2], ["llm", 2]]
