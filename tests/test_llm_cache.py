@@ -53,6 +53,16 @@ def test_put_get_and_persistence(tmp_path: Path) -> None:
     again.close()
 
 
+def test_first_answer_stored_wins(tmp_path: Path) -> None:
+    # Two simulations that asked the same question at once both go on with one answer.
+    one, other = ResponseCache(tmp_path / "c.sqlite"), ResponseCache(tmp_path / "c.sqlite")
+    assert one.put("k", "m", CachedAnswer("first", 1, 1)) == CachedAnswer("first", 1, 1)
+    assert other.put("k", "m", CachedAnswer("second", 2, 2)) == CachedAnswer("first", 1, 1)
+    assert other.get("k") == CachedAnswer("first", 1, 1)
+    one.close()
+    other.close()
+
+
 def test_threads_share_one_cache(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
 

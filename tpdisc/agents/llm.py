@@ -88,10 +88,10 @@ class LLMSession:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit.text, None
         reply = self.client.chat(messages)
-        if self.cache is not None:
-            answer = CachedAnswer(reply.text, reply.prompt_tokens, reply.completion_tokens)
-            self.cache.put(key, settings.model, answer)
-        return reply.text, reply
+        if self.cache is None:
+            return reply.text, reply
+        answer = CachedAnswer(reply.text, reply.prompt_tokens, reply.completion_tokens)
+        return self.cache.put(key, settings.model, answer).text, reply
 
 
 class LLMAgent(Agent):

@@ -93,11 +93,16 @@ class ResponseCache:
             raise ConfigError(f"LLM response cache {self.path}: {err}") from None
         return CachedAnswer(row[0], int(row[1]), int(row[2])) if row else None
 
-    def put(self, key: str, model: str, answer: CachedAnswer) -> None:
+    def put(self, key: str, model: str, answer: CachedAnswer) -> CachedAnswer:
+        """Store ``answer`` unless ``key`` already has one; return the answer kept.
+
+        The first answer stored wins: when two simulations running at once ask the same
+        question, both go on with that one answer, as a rerun will.
+        """
         try:
             with self._lock, self._db:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         key,
                         model,
@@ -107,8 +112,13 @@ class ResponseCache:
                         time.time(),
                     ),
                 )
+                row = self._db.execute(
+                    "SELECT text, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
+                    (key,),
+                ).fetchone()
         except sqlite3.Error as err:
             raise ConfigError(f"LLM response cache {self.path}: {err}") from None
+        return CachedAnswer(row[0], int(row[1]), int(row[2]))
 
     def __len__(self) -> int:
         with self._lock:
