@@ -21,6 +21,7 @@ SCRIPTS = (
     "bench_scaling.py",  # (3) cost against agents and steps
     "bench_sandbox.py",  # (4) sandbox overhead (written with the sandbox)
     "bench_search.py",  # (5) one search iteration without LLM latency
+    "bench_llm_agents.py",  # LLM agent machinery and latency hiding, local server
 )
 
 
