@@ -168,7 +168,8 @@ def main() -> None:
         f"| start: fork from zygote, confine, seccomp, load source, `__init__` "
         f"| **{opens * ms:.1f} ms** (min {min(s[0] for s in starts) * ms:.1f}, "
         f"{args.opens} runs) |",
-        f"| stop: SIGKILL and wait for the exit | {closes * ms:.1f} ms |",
+        "| stop: SIGKILL through the pidfd (the kernel and the zygote clean up) "
+        f"| {closes * ms:.2f} ms |",
         f"| zygote start, once per process (imports numpy, scikit-learn) "
         f"| {statistics.median(zygote_start):.2f} s |",
     ]

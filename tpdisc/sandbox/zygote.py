@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import gc
+import importlib.abc
 import json
 import os
 import pwd
@@ -45,6 +47,21 @@ NUMPY_LAZY = (
 PARENT_CHECK_SECONDS = 1.0
 
 
+OPTIONAL_HEAVY = ("pandas", "pyarrow")
+
+
+class _Refuse(importlib.abc.MetaPathFinder):
+    """Makes ``import`` of some packages fail, as if they were not installed."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"{name} is not preloaded in the sandbox", name=name)
+        return None
+
+
 def preload() -> None:
     """Import, and exercise once, everything protocol code may use: lazy imports open files,
     which the worker's seccomp filter forbids."""
@@ -69,8 +86,16 @@ def preload() -> None:
     for sub in NUMPY_LAZY:
         getattr(np, sub)
     import pyseccomp  # noqa: F401
-    import sklearn.metrics
-    import sklearn.neighbors
+
+    # scikit-learn treats pandas as optional, and protocols cannot import it: without it (and
+    # the pyarrow it pulls in) each worker maps ~200 MB less and forks faster.
+    blocker = _Refuse(OPTIONAL_HEAVY)
+    sys.meta_path.insert(0, blocker)
+    try:
+        import sklearn.metrics
+        import sklearn.neighbors
+    finally:
+        sys.meta_path.remove(blocker)
 
     import tpdisc.sandbox.worker  # noqa: F401
 
@@ -100,6 +125,10 @@ def preload() -> None:
     sklearn.metrics.jaccard_score(labels, labels[::-1])
     sklearn.metrics.accuracy_score(labels, labels)
     sklearn.metrics.mutual_info_score(labels, labels[::-1])
+    # Everything imported so far stays put: no worker's garbage collection walks it, which
+    # would copy every page of the zygote's heap into the worker (~0.2 s per worker).
+    gc.collect()
+    gc.freeze()
 
 
 def probe_seccomp() -> tuple[bool, str]:
