@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentState, Memory
+from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.prior.dataset import pair_index_table
@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from tpdisc.agents.prior.build import Prior
 
 NOISE_SD = 0.1
+# Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
+# result with children left) comes out at ~1e-7 from the prior's float32 summaries, and
+# must still be discarded as worthless. Real values are ~1e-2 and more.
+ZERO = 1e-6
 # Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
 UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
 
@@ -116,6 +120,17 @@ def shared_tables(source: RecipeGraph, played: RecipeGraph, spec: str) -> Empowe
     return tables
 
 
+def softmax_probabilities(values: np.ndarray, beta: float, zscore: bool) -> np.ndarray:
+    """Choice probabilities: softmax with temperature ``beta`` of the (z-scored) values."""
+    x = np.asarray(values, dtype=np.float64)
+    if zscore:
+        sd = x.std()
+        x = (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
+    weights = np.exp((x - x.max()) / beta)
+    p: np.ndarray = weights / weights.sum()
+    return p
+
+
 class _Rows:
     """Growable per-pair arrays for the pairs of owned elements (the lasting candidates)."""
 
@@ -178,6 +193,11 @@ class EmpowermentAgent(Agent):
         source = ctx.source_graph if ctx.source_graph is not None else ctx.graph
         tables = shared_tables(source, ctx.graph, ctx.params.prior)
         return cls(tables, ctx.params.beta, ctx.params.p_social, ctx.params.empowerment)
+
+    @classmethod
+    def prepare(cls, graph: RecipeGraph, source: RecipeGraph | None, params: AgentParams) -> None:
+        """Build (with progress) or load the prior before simulations start."""
+        shared_tables(source if source is not None else graph, graph, params.prior)
 
     # -- knowledge -------------------------------------------------------------------------
 
@@ -265,7 +285,8 @@ class EmpowermentAgent(Agent):
         gain = expect + t + rho * self.u_sum
         if self.choices.owned == "renormalise":
             gain /= np.maximum(1.0 - t_owned - rho * self.n_owned, 1e-9)
-        values = ps * gain
+        # The mean-field part can push a sum a hair below 0; empowerment is never negative.
+        values = ps * np.maximum(gain, 0.0)
         known = code != UNKNOWN
         if known.any():
             result = np.maximum(code[known], 0)
@@ -331,7 +352,7 @@ class EmpowermentAgent(Agent):
         for e in state.inventory[len(self.inventory) :]:
             self._gain(e)
         pairs, values, code = self.candidate_values(social)
-        allowed = values > 0
+        allowed = values > ZERO
         if not allowed.any():
             self.fallbacks += 1
             if self.choices.fallback == "untried":
@@ -344,15 +365,10 @@ class EmpowermentAgent(Agent):
     def _softmax_pick(self, values: np.ndarray, rng: np.random.Generator) -> int:
         if values.size == 1:
             return 0
-        if not (values > 0).any():
+        if not (values > ZERO).any():
             return int(rng.integers(values.size))
-        x = values
-        if self.choices.zscore:
-            sd = x.std()
-            x = (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
-        weights = np.exp((x - x.max()) / self.beta)
-        cumulative = np.cumsum(weights)
-        return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+        p = softmax_probabilities(values, self.beta, self.choices.zscore)
+        return min(int(np.searchsorted(np.cumsum(p), rng.random(), side="right")), p.size - 1)
 
     def stats(self) -> dict[str, float]:
         return {"empowerment_fallbacks": float(self.fallbacks)}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from tpdisc.agents.base import Agent, AgentContext
+from tpdisc.agents.base import Agent, AgentContext, AgentParams
+from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.errors import ConfigError
 
 AgentFactory = Callable[[AgentContext], Agent]
@@ -20,13 +21,31 @@ AGENT_TYPES: dict[str, str] = {
 Population = tuple[tuple[str, int], ...]
 
 
-def agent_factory(kind: str) -> AgentFactory:
+def agent_class(kind: str) -> type[Agent]:
     if kind not in AGENT_TYPES:
         raise ConfigError(f"unknown agent type {kind!r}; choose from {', '.join(AGENT_TYPES)}")
     module_name, class_name = AGENT_TYPES[kind].split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    factory: AgentFactory = cls.from_context
+    cls: type[Agent] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+def agent_factory(kind: str) -> AgentFactory:
+    factory: AgentFactory = agent_class(kind).from_context  # type: ignore[attr-defined]
     return factory
+
+
+def prepare_agents(
+    graph: RecipeGraph, source: RecipeGraph | None, kinds: Iterable[str], params: AgentParams
+) -> None:
+    """Let each agent type get ready once, in this process, before simulations start.
+
+    One-off work (the empowerment prior's first build, with its progress bar) then happens
+    here rather than in every worker process.
+    """
+    for kind in dict.fromkeys(kinds):
+        prepare = getattr(agent_class(kind), "prepare", None)
+        if callable(prepare):
+            prepare(graph, source, params)
 
 
 def parse_population(text: str) -> Population:

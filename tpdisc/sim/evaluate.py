@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from tpdisc.agents.population import prepare_agents
 from tpdisc.domain.variants import Domain
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.interface import ProtocolSpec
@@ -132,6 +133,7 @@ def evaluate(
     With ``record_log``, each :class:`SimResult` passed to ``on_result`` carries its
     transmission log (the returned :class:`Evaluation` keeps only summaries).
     """
+    prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
     tasks = [SimTask(domain, config, protocol, s, record_log) for s in seeds]
     results = run_tasks(tasks, executor, on_result)
     return Evaluation.from_results(protocol.name, results, config.n_agents)
@@ -171,6 +173,7 @@ def evaluate_ablated(
 
     Each seed's ablated run replays the schedule of the original run under the same seed.
     """
+    prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
     tasks = [AblatedTask(domain, config, protocol, s, record_log) for s in seeds]
     pairs = run_tasks(tasks, executor, on_result)
     return (

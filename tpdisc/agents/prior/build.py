@@ -127,7 +127,8 @@ class _Accumulator:
         order = np.argsort(-top_p, axis=1)
         self.top_idx[pairs] = np.take_along_axis(top, order, axis=1)
         self.top_p[pairs] = np.take_along_axis(top_p, order, axis=1)
-        self.resid[pairs] = np.maximum(1.0 - top_p.sum(axis=1), 0.0) / max(n - k, 1)
+        if n > k:
+            self.resid[pairs] = np.maximum(1.0 - top_p.sum(axis=1), 0.0) / (n - k)
         position = np.full(self.data.n_pairs, -1, dtype=np.int64)
         position[pairs] = np.arange(pairs.size)
         rows = np.flatnonzero(position[self.data.result_pair] >= 0)
@@ -259,11 +260,11 @@ def _run_fold(
         rng,
         lambda e, s: notify(
             f"{name}: result model, epoch {e + 1} (val cosine {-s:.3f})",
-            base + 1 + 0.8 * (e + 1) / result_epochs,
+            base + 1 + 0.8 * ((e + 1) / result_epochs),
             total,
         ),
     )
-    notify(f"{name}: result distributions", base + 1.8, total)
+    notify(f"{name}: result distributions", base + 1 + 0.8, total)
     for start in range(0, fold.test.size, settings.chunk):
         pairs = fold.test[start : start + settings.chunk]
         probs = result_distributions(model, vectors, data.lo[pairs], data.hi[pairs])

@@ -1,0 +1,263 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import TOY
+from tpdisc.agents.base import FAILED, AgentParams, AgentState
+from tpdisc.agents.choices import EmpowermentChoices
+from tpdisc.agents.empowerment import (
+    FAILURE,
+    OWN_SUCCESS,
+    UNKNOWN,
+    EmpowermentAgent,
+    EmpowermentTables,
+    softmax_probabilities,
+)
+from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
+from tpdisc.agents.prior.dataset import pair_index_table
+from tpdisc.agents.prior.mlp import Training
+from tpdisc.agents.prior.models import LinkSettings, ResultSettings
+from tpdisc.agents.prior.vectors import NgramBackend
+from tpdisc.domain.recipes import RecipeGraph, parse_wordcraft
+from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.errors import ConfigError
+from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.game import run_simulation
+
+GRAPH = parse_wordcraft(TOY, "toy")
+N = GRAPH.n_elements
+PAIR = pair_index_table(N)
+
+
+def settings(top_k: int) -> PriorSettings:
+    return PriorSettings(
+        folds=4,
+        link=LinkSettings(hidden=4, training=Training(3, 16)),
+        result=ResultSettings(hidden=(16,), training=Training(3, 8)),
+        top_k=top_k,
+    )
+
+
+@pytest.fixture(scope="module")
+def full() -> tuple[Prior, np.ndarray]:
+    """A prior keeping every result (top k = n), with its exact distributions."""
+    prior, exact = build_prior(
+        GRAPH, NgramBackend(dim=8), settings(N), exact_pairs=np.arange(PAIR.max() + 1)
+    )
+    assert exact is not None
+    return prior, exact
+
+
+def start(
+    prior: Prior,
+    *,
+    choices: EmpowermentChoices | None = None,
+    beta: float = 0.05,
+    p_social: float = 0.5,
+    played: RecipeGraph = GRAPH,
+    seed: int = 0,
+) -> tuple[EmpowermentAgent, AgentState, np.random.Generator]:
+    agent = EmpowermentAgent(EmpowermentTables.build(prior, played), beta, p_social, choices)
+    state = AgentState.start(N, GRAPH.base)
+    rng = np.random.default_rng(seed)
+    agent.choose(state, [], rng)
+    return agent, state, rng
+
+
+def gain(agent: EmpowermentAgent, state: AgentState, name: str, rng: np.random.Generator) -> int:
+    e = GRAPH.id_of(name)
+    state.owned[e] = True
+    state.inventory.append(e)
+    agent.choose(state, [], rng)
+    return e
+
+
+def value_of(agent: EmpowermentAgent, a: str, b: str, social: list[int] | None = None) -> float:
+    pairs, values, _ = agent.candidate_values(social or [])
+    x, y = sorted((GRAPH.id_of(a), GRAPH.id_of(b)))
+    hit = np.flatnonzero((pairs.lo == x) & (pairs.hi == y))
+    assert hit.size == 1, f"{a} + {b} is not a candidate"
+    return float(values[hit[0]])
+
+
+@pytest.mark.parametrize("owned", ["zero", "renormalise", "ignore"])
+def test_values_are_exact_when_the_prior_keeps_every_result(
+    full: tuple[Prior, np.ndarray], owned: str
+) -> None:
+    prior, exact = full
+    agent, state, rng = start(prior, choices=EmpowermentChoices(owned=owned))
+    gain(agent, state, "steam", rng)
+    gain(agent, state, "lava", rng)
+    pairs, values, _ = agent.candidate_values([])
+    item = GRAPH.children_count * agent.noise
+    for lo, hi, value in zip(pairs.lo, pairs.hi, values, strict=True):
+        p = PAIR[lo, hi]
+        dist = exact[p]
+        if owned == "zero":
+            expected = dist @ (item * ~state.owned)
+        elif owned == "renormalise":
+            expected = dist @ (item * ~state.owned) / dist[~state.owned].sum()
+        else:
+            expected = dist @ item
+        assert value == pytest.approx(prior.p_success[p] * expected, rel=1e-4, abs=1e-6)
+
+
+def test_choice_probabilities() -> None:
+    values = np.array([1.0, 2.0, 3.0, 3.5])
+    for zscore in (True, False):
+        p = softmax_probabilities(values, 0.05, zscore)
+        assert p.sum() == pytest.approx(1) and (p >= 0).all()
+        assert np.argmax(p) == 3
+    sharp = softmax_probabilities(values, 0.05, True)
+    soft = softmax_probabilities(values, 0.5, True)
+    assert sharp.max() > soft.max()
+    # z-scoring makes the choice blind to the scale of the values
+    assert np.allclose(softmax_probabilities(10 * values, 0.5, True), soft)
+    assert not np.allclose(softmax_probabilities(10 * values, 0.5, False), soft)
+    assert np.allclose(softmax_probabilities(np.ones(3), 0.05, True), 1 / 3)
+
+
+def test_knowledge_updates(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    agent, state, rng = start(prior)
+    air, water, fire, earth = (GRAPH.id_of(n) for n in ("air", "water", "fire", "earth"))
+    assert value_of(agent, "air", "earth") > 0
+    agent.observe_own(air, earth, FAILED)  # own failure
+    assert value_of(agent, "air", "earth") == 0
+    agent.observe_received([(earth, earth, FAILED)])  # received failure
+    assert value_of(agent, "earth", "earth") == 0
+    steam = GRAPH.id_of("steam")
+    agent.observe_received([(fire, water, steam)])  # received success: worth EmpItem(steam)
+    assert value_of(agent, "fire", "water") == pytest.approx(
+        GRAPH.children_count[steam] * agent.noise[steam]
+    )
+    gain(agent, state, "steam", rng)  # once owned, the result is worth nothing
+    assert value_of(agent, "fire", "water") == 0
+    lava = GRAPH.id_of("lava")
+    agent.observe_own(earth, fire, lava)  # own success
+    assert agent.known[PAIR[earth, fire]] == OWN_SUCCESS
+    assert value_of(agent, "earth", "fire") == 0
+    agent.observe_received([(earth, fire, lava)])  # an own success stays an own success
+    assert agent.known[PAIR[earth, fire]] == OWN_SUCCESS
+    assert agent.known[PAIR[air, air]] == UNKNOWN and agent.known[PAIR[air, earth]] == FAILURE
+
+
+def test_received_success_left_to_the_prior(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    agent, _, _ = start(prior, choices=EmpowermentChoices(received="prior"))
+    before = value_of(agent, "fire", "water")
+    fire, water, steam, earth = (GRAPH.id_of(n) for n in ("fire", "water", "steam", "earth"))
+    agent.observe_received([(fire, water, steam), (earth, earth, FAILED)])
+    assert value_of(agent, "fire", "water") == before
+    assert value_of(agent, "earth", "earth") == 0
+
+
+def test_social_items_make_candidates(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    agent, _, _ = start(prior)
+    lava, water, steam = (GRAPH.id_of(n) for n in ("lava", "water", "steam"))
+    pairs, values, _ = agent.candidate_values([lava, water, steam])
+    assert pairs.size == 10 + 5 + 6  # base pairs, lava with 4+1, steam with 4+1+1
+    # pairs using a borrowed item, and owned pairs with an item named in a memory
+    assert pairs.social.sum() == 5 + 6 + 4
+    assert (values >= 0).all()
+    assert value_of(agent, "lava", "steam", [lava, water, steam]) > 0
+
+
+def test_noise_is_drawn_once_per_agent(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    agent, state, rng = start(prior, seed=1)
+    noise = agent.noise.copy()
+    for name in ("steam", "mud", "lava"):
+        gain(agent, state, name, rng)
+    assert np.array_equal(agent.noise, noise)
+    same, _, _ = start(prior, seed=1)
+    other, _, _ = start(prior, seed=2)
+    assert np.array_equal(same.noise, noise) and not np.array_equal(other.noise, noise)
+    assert noise.min() > 0.5 and noise.max() < 1.5
+
+
+def choice_counts(agent: EmpowermentAgent, state: AgentState, social: list[int], n: int) -> dict:
+    rng = np.random.default_rng(5)
+    counts: dict[tuple[int, int], int] = {}
+    for _ in range(n):
+        pair = agent.choose(state, social, rng)
+        counts[pair] = counts.get(pair, 0) + 1
+    return counts
+
+
+def test_beta_sharpens_choices(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    top_share = []
+    for beta in (0.05, 0.5, 5.0):
+        agent, state, _ = start(prior, beta=beta)
+        counts = choice_counts(agent, state, [], 400)
+        top_share.append(max(counts.values()) / 400)
+    assert top_share[0] > top_share[1] > top_share[2]
+
+
+def test_p_social_restricts_to_borrowed_items(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    mud = GRAPH.id_of("mud")
+    shares = []
+    for p_social in (0.0, 1.0):
+        agent, state, _ = start(prior, p_social=p_social, beta=5.0)
+        counts = choice_counts(agent, state, [mud], 300)
+        shares.append(sum(c for pair, c in counts.items() if mud in pair) / 300)
+    assert shares[1] == 1.0
+    assert shares[0] < 0.9
+
+
+def test_fallback_when_nothing_is_worth_anything(full: tuple[Prior, np.ndarray]) -> None:
+    prior, _ = full
+    barren = GRAPH.restricted_to(GRAPH.base)  # nothing has children: every value is 0
+    air, earth = GRAPH.id_of("air"), GRAPH.id_of("earth")
+    known = [(a, b) for a in GRAPH.base for b in GRAPH.base if a <= b and (a, b) != (air, earth)]
+    for fallback, expect_only_untried in (("untried", True), ("any", False)):
+        agent, state, _ = start(prior, played=barren, choices=EmpowermentChoices(fallback=fallback))
+        agent.observe_received([(a, b, FAILED) for a, b in known])
+        counts = choice_counts(agent, state, [], 200)
+        assert agent.stats()["empowerment_fallbacks"] >= 200
+        if expect_only_untried:
+            assert set(counts) == {(air, earth)}
+        else:
+            assert len(counts) > 1
+
+
+def test_choices_parse_and_validate() -> None:
+    c = EmpowermentChoices.parse("zscore=no, owned=renormalise")
+    assert c == EmpowermentChoices(zscore=False, owned="renormalise")
+    assert EmpowermentChoices.parse(c.label()) == c
+    with pytest.raises(ConfigError, match="owned"):
+        EmpowermentChoices(owned="maybe")
+    with pytest.raises(ConfigError, match="name=value"):
+        EmpowermentChoices.parse("temperature=2")
+
+
+@pytest.fixture(scope="module")
+def toy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("prior-cache")
+
+
+def test_simulations_with_empowerment_agents(
+    toy_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TPDISC_CACHE", str(toy_cache))
+    config = SimConfig(n_agents=4, n_steps=15, agent_type="empowerment")
+    assert AgentParams().prior == "ngram"
+    domain = make_domain(GRAPH)
+    paired = BaselineProtocol("paired")
+    a = run_simulation(domain, config, paired, seed=3)
+    b = run_simulation(domain, config, paired, seed=3)
+    assert a.curve == b.curve and a.curve[0] == 4 and a.final > 4
+    assert np.all(np.diff(a.curve) >= 0)
+    assert "empowerment_fallbacks" in a.agent_stats
+    # A restricted variant: the prior comes from the full game, ground truth from the variant.
+    limited = make_domain(GRAPH, VariantSpec("depth-limited", max_depth=1))
+    assert limited.source is GRAPH
+    run = run_simulation(limited, config, paired, seed=3)
+    assert run.final <= len(limited.reachable)

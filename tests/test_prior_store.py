@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tpdisc.agents.prior.store as store
+from tpdisc.agents.prior.build import PriorSettings
+from tpdisc.agents.prior.mlp import Training
+from tpdisc.agents.prior.models import LinkSettings, ResultSettings
+from tpdisc.agents.prior.store import (
+    PriorCacheError,
+    cached_priors,
+    ensure_prior,
+    load_prior,
+    prior_key,
+)
+from tpdisc.agents.prior.vectors import NgramBackend
+from tpdisc.domain.recipes import RecipeGraph
+
+SMALL = PriorSettings(
+    folds=3,
+    link=LinkSettings(hidden=4, training=Training(2, 16)),
+    result=ResultSettings(hidden=(8,), training=Training(2, 8)),
+    top_k=4,
+)
+BACKEND = NgramBackend(dim=4)
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    builds: list[int] = []
+    real = store.build_prior
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        builds.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "build_prior", counting)
+    return builds
+
+
+def test_built_once_then_loaded(toy_graph: RecipeGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = count_builds(monkeypatch)
+    first, path = ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    second, path2 = ensure_prior(toy_graph, BACKEND, SMALL)
+    assert builds == [1] and path == path2 and path.is_file()
+    assert np.array_equal(first.p_success, second.p_success)
+    assert not second.p_success.flags.writeable
+    assert [row["ok"] for row in cached_priors()] == [True]
+
+
+def test_corrupt_cache_is_rebuilt(
+    toy_graph: RecipeGraph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builds = count_builds(monkeypatch)
+    _, path = ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # one flipped byte somewhere in the arrays
+    path.write_bytes(bytes(raw))
+    with pytest.raises(PriorCacheError):
+        load_prior(path)
+    ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    assert builds == [1, 1]
+    assert "rebuilding the prior" in capsys.readouterr().err
+    load_prior(path)  # sound again
+
+    path.write_bytes(b"not a zip file")
+    ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    assert len(builds) == 3
+
+
+def test_stale_cache_is_rebuilt(toy_graph: RecipeGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = count_builds(monkeypatch)
+    _, path = ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    # A sound file made for another key (copied by hand, older settings) is not used.
+    with np.load(path) as npz:
+        meta = json.loads(str(npz["meta"]))
+        arrays = {name: npz[name] for name in npz.files if name != "meta"}
+    meta["key"] = "someotherkey"
+    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+    with pytest.raises(PriorCacheError, match="key"):
+        load_prior(path, prior_key(toy_graph, BACKEND, SMALL))
+    ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    assert builds == [1, 1]
+
+
+def test_key_depends_on_recipes_backend_and_settings(toy_graph: RecipeGraph) -> None:
+    key = prior_key(toy_graph, BACKEND, SMALL)
+    assert prior_key(toy_graph, NgramBackend(dim=5), SMALL) != key
+    assert prior_key(toy_graph, BACKEND, PriorSettings(folds=4)) != key
+    restricted = toy_graph.restricted_to(range(10))
+    assert restricted.sha256 == toy_graph.sha256
+    assert prior_key(restricted, BACKEND, SMALL) != key
+    # speed settings do not change the prior
+    faster = PriorSettings(folds=3, link=SMALL.link, result=SMALL.result, top_k=4, threads=2)
+    assert prior_key(toy_graph, BACKEND, faster) == key
+
+
+def test_rebuild_forces_a_build(toy_graph: RecipeGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = count_builds(monkeypatch)
+    ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None, rebuild=True)
+    assert builds == [1, 1]
