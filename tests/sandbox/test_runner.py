@@ -16,7 +16,7 @@ from tests.sandbox.helpers import (
 )
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.protocols.loader import SourceProtocol
-from tpdisc.sandbox import SandboxedSource, open_sandboxed
+from tpdisc.sandbox import SandboxedSource, SandboxError, open_sandboxed
 from tpdisc.sandbox.runner import SandboxRunner
 
 
@@ -177,3 +177,15 @@ def test_a_failed_runner_keeps_failing_the_same_way() -> None:
             runner.share(1, toy_states(2))
     assert first.value is second.value
     assert getattr(first.value, "kind", None) == "invalid-exchange"
+
+
+def test_a_closed_runner_refuses_calls() -> None:
+    runner = open_sandboxed(source_spec(RANDOM_PROTOCOL), 3, 5, 0)
+    runner.close()
+    runner.close()  # closing twice is harmless
+    with pytest.raises(SandboxError) as info:
+        runner.share(0, toy_states())
+    assert (info.value.kind, info.value.reason) == (
+        "sandbox",
+        "the sandboxed runner is closed (in share_memories at step 0)",
+    )

@@ -126,6 +126,10 @@ class SandboxRunner(ProtocolRunner):
         """Send ``request`` (if any) and return the next reply, within every deadline."""
         if self.failure is not None:
             raise self.failure
+        if self.worker is None:
+            raise SandboxError(
+                "sandbox", f"the sandboxed runner is closed ({context})", self.origin
+            )
         now = time.monotonic()
         wall_left = self.config.wall_limit - self.wall_used
         deadline, limit = now + wall_left, f"{self.config.wall_limit:g} s of wall-clock time"
