@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import TOY
+from tpdisc.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def toy_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(TOY))
+    return path
+
+
+def test_prior_build_then_show(toy_file: Path) -> None:
+    result = runner.invoke(app, ["prior", "show"])
+    assert result.exit_code == 0 and "no prior" in result.output
+    result = runner.invoke(app, ["prior", "build", "--recipes", str(toy_file)])
+    assert result.exit_code == 0, result.output
+    assert "ROC-AUC" in result.output and "ngram" in result.output
+    result = runner.invoke(app, ["prior", "show", "--json"])
+    rows = json.loads(result.output)
+    assert len(rows) == 1 and rows[0]["ok"] and rows[0]["metrics"]["successes"] == 15
+
+
+def test_prior_build_bad_backend(toy_file: Path) -> None:
+    result = runner.invoke(app, ["prior", "build", "--recipes", str(toy_file), "--backend", "x"])
+    assert result.exit_code == 1
+    assert "unknown prior backend 'x'" in result.output
+    assert "Traceback" not in result.output
