@@ -3,6 +3,7 @@ errors, concurrency, the response cache, and mixed populations under every basel
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,16 @@ def test_dead_endpoint_stops_the_simulation(toy: Domain, tmp_path: Path) -> None
         config = sim_config("stochastic:2,llm:2", llm_config(server, tmp_path), n_steps=3)
         with pytest.raises(LLMError, match=r"LLM agent [23], step 1: .*giving up after 3"):
             run_simulation(toy, config, paired(), seed=0)
+
+
+def test_a_failed_agent_cancels_the_requests_not_yet_sent(toy: Domain, tmp_path: Path) -> None:
+    slow_failure = Reply(status=503, raw_body='{"error": {"message": "down"}}', delay=0.3)
+    with FakeChatServer(lambda request: slow_failure) as server:
+        config = llm_config(server, tmp_path, concurrency=2, client={"max_retries": 0})
+        with pytest.raises(LLMError, match="LLM agent 0, step 1"):
+            run_simulation(toy, sim_config("llm:6", config, n_steps=2), paired(), seed=0)
+        time.sleep(1.0)  # time for requests still queued to go out, were they not cancelled
+        assert len(server.requests) <= 4  # agents 4 and 5 never asked
 
 
 def test_rejected_request_is_not_retried(toy_graph: RecipeGraph, tmp_path: Path) -> None:

@@ -143,7 +143,12 @@ class LLMAgent(Agent):
         if len(jobs) == 1 or session.config.concurrency == 1:
             return [agent.decide(s, soc, r) for agent, s, soc, r in jobs]
         futures = [session.pool.submit(agent.decide, s, soc, r) for agent, s, soc, r in jobs]
-        return [f.result() for f in futures]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:  # the simulation stops: send no further requests
+                f.cancel()
+            raise
 
     def view(self, state: AgentState, social: Sequence[int]) -> PromptView:
         names = self.graph.names
