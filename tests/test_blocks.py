@@ -90,14 +90,18 @@ def test_mutation_changes_one_gene_and_says_so() -> None:
         genome = child
 
 
-def test_crossover_takes_whole_blocks() -> None:
+def test_crossover_takes_whole_blocks_from_both_parents() -> None:
     rng = np.random.default_rng(2)
     a, b = blocks.random_genome(rng), blocks.random_genome(rng)
     for _ in range(30):
-        child, _ = blocks.crossover(a, b, rng)
-        for genes in (blocks.ROUTE_GENES, blocks.CONTENT_GENES, blocks.VOLUME_GENES):
+        child, note = blocks.crossover(a, b, rng)
+        sources = []
+        for _, genes in blocks.BLOCKS:
             values = [getattr(child, g) for g in genes]
             assert values in ([getattr(a, g) for g in genes], [getattr(b, g) for g in genes])
+            sources.append(values == [getattr(b, g) for g in genes])
+        assert any(sources) and not all(sources), note
+        assert "from the second parent" in note
 
 
 def test_most_different_is_far_from_what_was_explored() -> None:

@@ -246,21 +246,26 @@ CONTENT_GENES = ("weights", "horizon", "noise")
 VOLUME_GENES = ("n_memories", "schedule", "p_share", "period", "window")
 
 
+BLOCKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("routing", ROUTE_GENES),
+    ("content", CONTENT_GENES),
+    ("volume", VOLUME_GENES),
+)
+
+
 def crossover(a: Genome, b: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
-    """Routing, content and volume blocks each taken whole from one parent or the other."""
+    """Routing, content and volume blocks each taken whole from one parent or the other,
+    at least one from each (otherwise the child would be a copy of one of them)."""
+    from_b = rng.random(len(BLOCKS)) < 0.5
+    if from_b.all() or not from_b.any():
+        flip = int(rng.integers(len(BLOCKS)))
+        from_b[flip] = not from_b[flip]
     child: dict[str, Any] = {}
-    taken = []
-    for label, genes in (
-        ("routing", ROUTE_GENES),
-        ("content", CONTENT_GENES),
-        ("volume", VOLUME_GENES),
-    ):
-        source = b if rng.random() < 0.5 else a
-        if source is b:
-            taken.append(label)
+    for (_, genes), use_b in zip(BLOCKS, from_b, strict=True):
+        source = b if use_b else a
         child.update({g: getattr(source, g) for g in genes})
-    note = f"took {', '.join(taken)} from the second parent" if taken else "kept every block"
-    return Genome(**child), note
+    taken = [label for (label, _), use_b in zip(BLOCKS, from_b, strict=True) if use_b]
+    return Genome(**child), f"took its {' and '.join(taken)} from the second parent"
 
 
 def distance(a: Genome, b: Genome) -> float:
