@@ -5,7 +5,7 @@ steps at 10 agents (paired baseline, one core). Reports the CPU time per agent-s
 relative to the 10 × 150 reference: linear cost in agents × steps keeps it near 1 (the
 target is within ±25%).
 
-    python benchmarks/bench_scaling.py [--record] [--budget 30000]
+    python benchmarks/bench_scaling.py [--record] [--budget 20000]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main() -> None:
     p.add_argument(
         "--budget",
         type=int,
-        default=30_000,
+        default=20_000,
         help="Agent-steps simulated per point and round (at least one simulation).",
     )
     p.add_argument(

@@ -43,6 +43,12 @@ def timer(spent: dict[str, float], label: str, fn: Callable[..., Any]) -> Callab
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--iterations", type=int, default=3, help="Iterations to time.")
+    p.add_argument(
+        "--agent-type",
+        action="append",
+        help="Agent type to search with (repeatable; default: empowerment where available, "
+        "as SPEC §4 scores with, else stochastic).",
+    )
     args = p.parse_args()
     domain = full_domain(args.recipes)
     lines = [
@@ -54,7 +60,7 @@ def main() -> None:
         "| scoring | rest | outcomes | load |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for agent in agent_types():
+    for agent in args.agent_type or agent_types()[:1]:
         config = SearchConfig(
             iterations=args.iterations,
             warmup=max(1, args.iterations // 4),
