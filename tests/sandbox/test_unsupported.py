@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tests.sandbox.helpers import protocol, source_spec, toy_states
-from tpdisc.sandbox import SandboxConfig, SandboxError, SandboxWarning, runner
+from tpdisc.sandbox import SandboxConfig, SandboxError, SandboxWarning, client, runner
 from tpdisc.sandbox.client import ENVIRONMENT
 
 WHY = "this kernel has no seccomp (test)"
@@ -60,3 +60,25 @@ def test_where_seccomp_works_the_unsafe_mode_changes_nothing() -> None:
     ):
         r.share(0, toy_states())
     assert info.value.reason.startswith("PermissionError: [Errno 1] Operation not permitted")
+
+
+def test_the_zygotes_probe_has_the_final_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    started = client.get_zygote()
+    monkeypatch.setattr(started, "seccomp", False)
+    monkeypatch.setattr(started, "seccomp_reason", "the probe child could not load the filter")
+    with pytest.raises(SandboxError) as info:
+        source_spec(protocol("pass", reach_sys=False)).open(3, 5, 0)
+    assert info.value.kind == "unsupported"
+    assert "(the probe child could not load the filter)" in info.value.reason
+
+
+def test_sandboxed_protocols_need_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner.sys, "platform", "darwin")
+    config = SandboxConfig(time_limit=1.0, allow_without_seccomp=True)
+    with pytest.raises(SandboxError) as info:
+        source_spec(protocol("pass", reach_sys=False), config).open(3, 5, 0)
+    assert (info.value.kind, info.value.reason) == (
+        "unsupported",
+        "sandboxed protocols need Linux (this is darwin); --trusted runs a file you have read "
+        "in-process",
+    )

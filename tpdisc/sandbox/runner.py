@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import sys
 import time
 import warnings
 import weakref
@@ -71,15 +72,27 @@ class SandboxRunner(ProtocolRunner):
             raise
 
     def _zygote(self) -> tuple[Zygote, bool]:
+        """This process's zygote, and whether workers get the seccomp filter; refuses
+        untrusted code where the filter is unavailable, unless the unsafe mode says not to."""
+        allow = self.config.allow_without_seccomp
+        if not sys.platform.startswith("linux"):
+            raise SandboxError(
+                "unsupported",
+                f"sandboxed protocols need Linux (this is {sys.platform}); "
+                "--trusted runs a file you have read in-process",
+                self.origin,
+            )
         supported, why = seccomp_support()
+        if not supported and not allow:
+            raise SandboxError("unsupported", refusal(why), self.origin)
         try:
             zygote = get_zygote()
         except ZygoteError as err:
             raise SandboxError("sandbox", str(err), self.origin) from None
-        if supported and not zygote.seccomp:
+        if supported and not zygote.seccomp:  # the zygote's probe is the final word
             supported, why = False, zygote.seccomp_reason
-        if not supported and not self.config.allow_without_seccomp:
-            raise SandboxError("unsupported", refusal(why), self.origin)
+            if not allow:
+                raise SandboxError("unsupported", refusal(why), self.origin)
         if not supported:
             warnings.warn(
                 f"running untrusted protocol code WITHOUT the seccomp sandbox ({why}): it can "

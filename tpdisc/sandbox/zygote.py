@@ -85,7 +85,9 @@ def preload() -> None:
     # numpy loads these on first attribute access.
     for sub in NUMPY_LAZY:
         getattr(np, sub)
-    import pyseccomp  # noqa: F401
+    # Without libseccomp the probe below reports seccomp as unavailable.
+    with contextlib.suppress(ImportError, RuntimeError, OSError):
+        import pyseccomp  # noqa: F401
 
     # scikit-learn treats pandas as optional, and protocols cannot import it: without it (and
     # the pyarrow it pulls in) each worker maps ~200 MB less and forks faster.
