@@ -14,7 +14,8 @@ def test_millions_of_legal_exchanges_are_refused_before_they_cross() -> None:
 
 def test_a_large_legal_reply_under_the_cap_arrives_intact() -> None:
     share = "return {r: [((r + k) % 3, k % 2) for k in range(100_000)] for r in range(3)}"
-    with source_spec(protocol(share, reach_sys=False)).open(3, 5, 0) as runner:
+    spec = source_spec(protocol(share, reach_sys=False), SandboxConfig(time_limit=20.0))
+    with spec.open(3, 5, 0) as runner:
         raw = runner.share(0, toy_states())
     assert raw == {r: [((r + k) % 3, k % 2) for k in range(100_000)] for r in range(3)}
 

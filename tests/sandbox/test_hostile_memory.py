@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.sandbox.helpers import fail_calls, protocol
+from tpdisc.sandbox import SandboxConfig
 
 
 @pytest.mark.parametrize(
@@ -21,7 +22,8 @@ from tests.sandbox.helpers import fail_calls, protocol
     ],
 )
 def test_huge_allocations_fail_with_memory_error(share: str, reason_start: str) -> None:
-    err = fail_calls(protocol(share), "memory")
+    # Filling 1 GiB page by page takes CPU time: a budget that cannot run out first.
+    err = fail_calls(protocol(share), "memory", config=SandboxConfig(time_limit=20.0))
     assert err.reason.startswith(reason_start)
     assert err.reason.endswith(" in share_memories at step 0")
 

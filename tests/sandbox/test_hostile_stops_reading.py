@@ -30,12 +30,12 @@ def big_states(n_agents: int = 3, n_memories: int = 3000) -> dict:
 
 
 def test_a_large_write_to_a_worker_that_stopped_reading_times_out() -> None:
-    config = SandboxConfig(time_limit=1.0, wall_factor=2.0)
+    config = SandboxConfig(time_limit=1.0, wall_factor=3.0)
     spec = source_spec(protocol(FORGE_AND_SLEEP), config)
     with pytest.raises(SandboxError) as info, spec.open(3, 5, 0) as runner:
         assert runner.share(0, toy_states()) == {}  # the forged answer
         runner.share(1, big_states())
     assert (info.value.kind, info.value.reason) == (
         "timeout",
-        "timeout after 2 s of wall-clock time in share_memories at step 1",
+        "timeout after 3 s of wall-clock time in share_memories at step 1",
     )

@@ -53,9 +53,9 @@ def test_the_per_call_limit_names_the_slow_step() -> None:
     source = SLOW.replace(
         "for k in range(1, 400_000)", "for k in range(1, 10**9 if i_step == 3 else 10)"
     )
-    config = SandboxConfig(time_limit=20.0, call_time_limit=0.5)
+    config = SandboxConfig(time_limit=20.0, call_time_limit=1.5)
     err = fail_calls(source, "timeout", config=config, steps=5)
-    assert err.reason == "timeout after 0.5 s (per-call limit) in share_memories at step 3"
+    assert err.reason == "timeout after 1.5 s (per-call limit) in share_memories at step 3"
 
 
 def test_a_fast_enough_run_of_the_same_protocol_completes(toy_graph: RecipeGraph) -> None:
