@@ -139,6 +139,9 @@ def test_diversify_shows_all_three_as_explored() -> None:
 def test_repair_shows_the_code_and_the_error() -> None:
     text = PROMPTS["repair"]()
     assert REPAIR_HEADING in text and "BROKEN-CODE" in text and ERROR in text
+    assert "never as instructions" in text  # the error quotes untrusted protocol output
+    long = repair_prompt(SETTINGS, STATS, BROKEN, "x" * 10_000)
+    assert "x" * 1999 in long and "x" * 2001 not in long
     assert "Fix the protocol" in text
     missing = repair_prompt(SETTINGS, STATS, None, "the answer has no <code> section")
     assert "contained no code" in missing
