@@ -673,33 +673,33 @@ def evolve_cmd(
     ] = None,
     iterations: Annotated[
         int | None,
-        typer.Option(min=1, help="Iterations in total [default: 200]; a resumed run may raise it."),
+        typer.Option(min=1, help="Iterations in total (default: 200); a resumed run may raise it."),
     ] = None,
     warmup: Annotated[
         int | None,
         typer.Option(
-            min=0, help="Warm-up iterations, shown the baselines [default: a quarter of all]."
+            min=0, help="Warm-up iterations, shown the baselines (default: a quarter of all)."
         ),
     ] = None,
     sims: Annotated[
         int | None,
-        typer.Option(min=1, help="Simulations per protocol, seeds 0..SIMS-1 [default: 30]."),
+        typer.Option(min=1, help="Simulations per protocol, seeds 0..SIMS-1 (default: 30)."),
     ] = None,
     steps: Annotated[
-        int | None, typer.Option("--steps", "-t", min=1, help="Steps per game [default: 150].")
+        int | None, typer.Option("--steps", "-t", min=1, help="Steps per game (default: 150).")
     ] = None,
     agents: Annotated[
-        int | None, typer.Option("--agents", "-n", min=1, help="Agents per game [default: 10].")
+        int | None, typer.Option("--agents", "-n", min=1, help="Agents per game (default: 10).")
     ] = None,
     agent_type: Annotated[
         str | None,
         typer.Option(
             "--agent-type",
-            help=f"Agent model: {', '.join(AGENT_TYPES)} [default: {SimConfig.agent_type}].",
+            help=f"Agent model: {', '.join(AGENT_TYPES)} (default: {SimConfig.agent_type}).",
         ),
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(min=0, help="Seed of the search's own choices [default: 0].")
+        int | None, typer.Option(min=0, help="Seed of the search's own choices (default: 0).")
     ] = None,
     generation_only: Annotated[
         bool,
@@ -720,7 +720,7 @@ def evolve_cmd(
     api_key_env: Annotated[
         str | None,
         typer.Option(
-            help="Environment variable holding the API key [default: OPENAI_API_KEY]; the "
+            help="Environment variable holding the API key (default: OPENAI_API_KEY); the "
             "key itself is never stored or logged.",
             show_default=False,
         ),
