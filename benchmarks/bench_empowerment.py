@@ -115,8 +115,7 @@ def main() -> None:
         f"| serial, one process | {serial.wall_median:.2f} s (min {min(serial.wall):.2f}) "
         f"| {load_serial} |",
         "",
-        f"Agent work, serial run of the same {SIMS} simulations "
-        f"({whole:.2f} s in all, {load()}):",
+        f"Agent work, serial run of the same {SIMS} simulations ({whole:.2f} s in all, {load()}):",
         "",
         "| method | calls | total | per call |",
         "|---|---|---|---|",

@@ -88,80 +88,104 @@ class EmpowermentTables:
         )
 
 
-# Per-process memo: simulations of one evaluation share a graph and a prior; building the
-# tables (about 100 MB of gathers and casts) once per process instead of once per agent.
-_TABLES: dict[tuple[int, int, str], tuple[RecipeGraph, RecipeGraph, EmpowermentTables]] = {}
-_PRIORS: dict[tuple[int, str], Prior] = {}
+# Per-process memo: the simulations of an evaluation share a graph and a prior, and each
+# worker process unpickles its own copy of the graphs for every simulation. Building the
+# tables (about 70 MB of gathers and casts) once per process, keyed by content, keeps
+# that out of every simulation.
+_TABLES: dict[tuple[int, int, str], EmpowermentTables] = {}
+_FINGERPRINTS: dict[int, tuple[RecipeGraph, int]] = {}
 
 
 def _fingerprint(graph: RecipeGraph) -> int:
-    return hash((graph.names, tuple(graph.recipes.items())))
+    """A per-process content hash of a graph, remembered for the graph object."""
+    hit = _FINGERPRINTS.get(id(graph))
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    value = hash((graph.names, tuple(graph.recipes.items())))
+    if len(_FINGERPRINTS) >= 16:
+        _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
+    # The entry keeps the graph alive, so its id cannot be reused by another graph.
+    _FINGERPRINTS[id(graph)] = (graph, value)
+    return value
 
 
 def shared_tables(source: RecipeGraph, played: RecipeGraph, spec: str) -> EmpowermentTables:
     """Tables for agents playing ``played`` with the prior of ``source`` and backend ``spec``."""
-    key = (id(source), id(played), spec)
-    hit = _TABLES.get(key)
-    if hit is not None:
-        return hit[2]
-    from tpdisc.agents.prior.store import ensure_prior
+    key = (_fingerprint(source), _fingerprint(played), spec)
+    tables = _TABLES.get(key)
+    if tables is None:
+        from tpdisc.agents.prior.store import ensure_prior
 
-    prior_key = (_fingerprint(source), spec)
-    prior = _PRIORS.get(prior_key)
-    if prior is None:
         prior, _ = ensure_prior(source, spec)
-        _PRIORS.clear()  # one prior at a time per process is all a run needs
-        _PRIORS[prior_key] = prior
-    tables = EmpowermentTables.build(prior, played)
-    if len(_TABLES) >= 8:
-        _TABLES.pop(next(iter(_TABLES)))
-    # Keeping the graphs alive keeps their ids from being reused by other graphs.
-    _TABLES[key] = (source, played, tables)
+        tables = EmpowermentTables.build(prior, played)
+        if len(_TABLES) >= 4:
+            _TABLES.pop(next(iter(_TABLES)))
+        _TABLES[key] = tables
     return tables
 
 
 def softmax_probabilities(values: np.ndarray, beta: float, zscore: bool) -> np.ndarray:
     """Choice probabilities: softmax with temperature ``beta`` of the (z-scored) values."""
-    x = np.asarray(values, dtype=np.float64)
-    if zscore:
-        sd = x.std()
-        x = (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
-    weights = np.exp((x - x.max()) / beta)
+    weights = _softmax_weights(np.asarray(values, dtype=np.float64), beta, zscore)
     p: np.ndarray = weights / weights.sum()
     return p
 
 
-class _Rows:
-    """Growable per-pair arrays for the pairs of owned elements (the lasting candidates)."""
+def _softmax_weights(x: np.ndarray, beta: float, zscore: bool) -> np.ndarray:
+    """Unnormalised softmax weights. Z-scoring only rescales: (z - max z) = (x - max x) / sd,
+    so the mean is never needed."""
+    scale = beta
+    if zscore:
+        n = x.size
+        mean = x.sum() / n
+        var = float(x @ x) / n - mean * mean
+        if var <= 1e-24 * max(1.0, mean * mean):
+            return np.ones_like(x)
+        scale = beta * np.sqrt(var)
+    w = x - x.max()
+    w *= 1.0 / scale
+    np.exp(w, out=w)
+    return w
 
-    def __init__(self, k: int, capacity: int = 256) -> None:
+
+class _Rows:
+    """The lasting candidates (pairs of owned elements), as growable aligned arrays.
+
+    A row's empowerment is ``(a + b · U) / (1 - c - d · n_owned)``, ``U`` being the sum of
+    the agent's element adjustments ``u`` and ``n_owned`` its number of owned elements:
+
+    - ``a = P(s) · (expect + Σ_top (P(r) - ρ) · u(r))``, ``b = P(s) · ρ``;
+    - ``c = Σ_top (P(r) - ρ) · owned(r)``, ``d = ρ`` (only used when renormalising).
+
+    A pair whose outcome the agent knows is *frozen*: ``a`` holds its value, ``b = c = d = 0``.
+    """
+
+    FIELDS = ("lo", "hi", "ps", "a", "b", "c", "d", "top", "dtop", "code", "frozen")
+
+    def __init__(self, k: int, capacity: int = 128) -> None:
         self.size = 0
-        self.k = k
-        self.pid = np.empty(capacity, dtype=np.intp)
         self.lo = np.empty(capacity, dtype=np.intp)
         self.hi = np.empty(capacity, dtype=np.intp)
         self.ps = np.empty(capacity)
-        self.expect = np.empty(capacity)
-        self.rho = np.empty(capacity)
+        self.a = np.empty(capacity)
+        self.b = np.empty(capacity)
+        self.c = np.empty(capacity)
+        self.d = np.empty(capacity)
         self.top = np.empty((capacity, k), dtype=np.intp)
-        self.dtop = np.empty((capacity, k))  # P(r) - rho for the top results
-        self.t = np.empty(capacity)  # Σ_top (P - rho) · u
-        self.t_owned = np.empty(capacity)  # Σ_top (P - rho) · owned
+        self.dtop = np.empty((capacity, k))
         self.code = np.empty(capacity, dtype=np.int64)
+        self.frozen = np.empty(capacity, dtype=bool)
 
     def reserve(self, extra: int) -> None:
         need = self.size + extra
-        if need <= self.pid.size:
+        if need <= self.lo.size:
             return
-        capacity = max(need, 2 * self.pid.size)
-        for name in ("pid", "lo", "hi", "ps", "expect", "rho", "top", "dtop", "t", "t_owned"):
+        capacity = max(need, 2 * self.lo.size)
+        for name in self.FIELDS:
             old = getattr(self, name)
             new = np.empty((capacity, *old.shape[1:]), dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
-        code = np.empty(capacity, dtype=np.int64)
-        code[: self.size] = self.code[: self.size]
-        self.code = code
 
 
 class EmpowermentAgent(Agent):
@@ -180,13 +204,16 @@ class EmpowermentAgent(Agent):
         self.beta = beta
         self.p_social = p_social
         self.choices = choices or EmpowermentChoices()
-        self.known = np.full(tables.pair_id.size, UNKNOWN, dtype=np.int64)
+        self.renormalise = self.choices.owned == "renormalise"
+        n_pairs = tables.pair_id.size
+        self.known = np.full(n_pairs, UNKNOWN, dtype=np.int16)
+        self.row_of = np.full(n_pairs, -1, dtype=np.int32)
         self.rows = _Rows(tables.top_idx.shape[1])
-        self.row_of: dict[int, int] = {}
         self.inventory: list[int] = []
+        self.inventory_ids = np.empty(tables.n, dtype=np.intp)
+        self._no_social = np.zeros(tables.n * (tables.n + 1) // 2, dtype=bool)
         self.noise: np.ndarray | None = None
         self.fallbacks = 0
-        self.choices_made = 0
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
@@ -199,32 +226,40 @@ class EmpowermentAgent(Agent):
         """Build (with progress) or load the prior before simulations start."""
         shared_tables(source if source is not None else graph, graph, params.prior)
 
-    # -- knowledge -------------------------------------------------------------------------
+    # -- what the agent owns -----------------------------------------------------------------
 
     def _start(self, rng: np.random.Generator) -> None:
         t = self.tables
         self.noise = 1.0 + NOISE_SD * rng.standard_normal(t.n)
         self.item = t.children_played * self.noise  # EmpItem of an element not owned
         self.owned = np.zeros(t.n, dtype=bool)
+        # u = EmpItem - children of the prior's graph (ownership subtracted as it comes)
         self.u = self.item - t.children_prior
         self.u_sum = float(self.u.sum())
         self.n_owned = 0
 
     def _gain(self, e: int) -> None:
-        rows = self.rows
+        rows, n = self.rows, self.rows.size
+        worth = float(self.item[e])
         if self.choices.owned != "ignore":
-            if rows.size:
-                hit_row, hit_k = np.nonzero(rows.top[: rows.size] == e)
+            if n:
+                hit_row, hit_k = np.nonzero(rows.top[:n] == e)
                 if hit_row.size:
+                    live = ~rows.frozen[hit_row]
+                    hit_row, hit_k = hit_row[live], hit_k[live]
                     d = rows.dtop[hit_row, hit_k]
-                    rows.t[hit_row] -= d * self.item[e]
-                    rows.t_owned[hit_row] += d
-            self.u[e] -= self.item[e]
-            self.u_sum -= float(self.item[e])
+                    rows.a[hit_row] -= rows.ps[hit_row] * d * worth
+                    rows.c[hit_row] += d
+            self.u[e] -= worth
+            self.u_sum -= worth
             self.n_owned += 1
+        if n:
+            # received successes whose result the agent now owns are worth nothing
+            rows.a[np.flatnonzero(rows.code[:n] == e)] = 0.0
         self.owned[e] = True
+        self.inventory_ids[len(self.inventory)] = e
         self.inventory.append(e)
-        self._add_rows(e, np.asarray(self.inventory, dtype=np.intp))
+        self._add_rows(e, self.inventory_ids[: len(self.inventory)])
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -232,143 +267,167 @@ class EmpowermentAgent(Agent):
         rows.reserve(m)
         s = slice(rows.size, rows.size + m)
         pid = t.pair_id[e, partners]
-        rows.pid[s] = pid
         rows.lo[s] = np.minimum(partners, e)
         rows.hi[s] = np.maximum(partners, e)
-        rows.ps[s] = t.p_success[pid]
-        rows.expect[s] = t.expect[pid]
-        rho = t.resid[pid]
-        rows.rho[s] = rho
-        top = t.top_idx[pid]
-        dtop = t.top_p[pid] - rho[:, None]
-        rows.top[s] = top
-        rows.dtop[s] = dtop
-        rows.t[s] = (dtop * self.u[top]).sum(axis=1)
-        rows.t_owned[s] = (dtop * self.owned[top]).sum(axis=1)
-        rows.code[s] = self.known[pid]
-        for i, p in enumerate(pid.tolist()):
-            self.row_of[p] = rows.size + i
+        a, b, c, d, ps, top, dtop = self._prior_terms(pid)
+        code = self.known[pid]
+        rows.ps[s], rows.top[s], rows.dtop[s], rows.code[s] = ps, top, dtop, code
+        frozen = code != UNKNOWN
+        rows.frozen[s] = frozen
+        if frozen.any():
+            a[frozen] = self._known_values(code[frozen])
+            b[frozen] = c[frozen] = d[frozen] = 0.0
+        rows.a[s], rows.b[s], rows.c[s], rows.d[s] = a, b, c, d
+        self.row_of[pid] = np.arange(rows.size, rows.size + m, dtype=np.int32)
         rows.size += m
 
-    def _learn(self, a: int, b: int, code: int) -> None:
-        pid = int(self.tables.pair_id[a, b])
-        if self.known[pid] == OWN_SUCCESS:
+    def _prior_terms(self, pid: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The (a, b, c, d) terms of pairs ``pid`` (see :class:`_Rows`), and what builds them."""
+        t = self.tables
+        ps = t.p_success[pid]
+        rho = t.resid[pid]
+        top = t.top_idx[pid]
+        dtop = t.top_p[pid] - rho[:, None]
+        a = ps * (t.expect[pid] + (dtop * self.u[top]).sum(axis=1))
+        b = ps * rho
+        if not self.renormalise:  # c and d are read only when renormalising
+            return a, b, b, b, ps, top, dtop
+        c = (dtop * self.owned[top]).sum(axis=1)
+        return a, b, c, rho.copy(), ps, top, dtop
+
+    def _known_values(self, code: np.ndarray) -> np.ndarray:
+        """Value of pairs with a known outcome: a received success is worth EmpItem of its
+        result while the agent lacks it; failures and own successes are worth nothing."""
+        result = np.maximum(code, 0)
+        value: np.ndarray = np.where(code >= 0, self.item[result] * ~self.owned[result], 0.0)
+        return value
+
+    # -- knowledge ---------------------------------------------------------------------------
+
+    def _learn(self, pid: int, code: int) -> None:
+        known = self.known
+        if known[pid] == OWN_SUCCESS:
             return
-        self.known[pid] = code
-        row = self.row_of.get(pid)
-        if row is not None:
-            self.rows.code[row] = code
+        known[pid] = code
+        r = int(self.row_of[pid])
+        if r >= 0:
+            rs = self.rows
+            rs.code[r], rs.frozen[r] = code, True
+            rs.a[r] = self.item[code] * (not self.owned[code]) if code >= 0 else 0.0
+            rs.b[r] = rs.c[r] = rs.d[r] = 0.0
 
     def observe_own(self, a: int, b: int, result: int) -> None:
-        self._learn(a, b, FAILURE if result == FAILED else OWN_SUCCESS)
+        # Own attempts are always worth 0 afterwards: a failure, or a result now owned.
+        pid = int(self.tables.pair_id[a, b])
+        code = FAILURE if result == FAILED else OWN_SUCCESS
+        self.known[pid] = code
+        r = int(self.row_of[pid])
+        if r >= 0:
+            rs = self.rows
+            rs.code[r], rs.frozen[r] = code, True
+            rs.a[r] = rs.b[r] = rs.c[r] = rs.d[r] = 0.0
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
+        # A few memories per step: scalar work beats building arrays.
+        n = self.tables.n
         keep_results = self.choices.received == "item"
         for a, b, r in memories:
             if r == FAILED:
-                self._learn(a, b, FAILURE)
+                code = FAILURE
             elif keep_results:
-                self._learn(a, b, r)
+                code = r
+            else:
+                continue  # received successes are left to the prior
+            lo, hi = (a, b) if a <= b else (b, a)
+            self._learn(lo * n - lo * (lo - 1) // 2 + hi - lo, code)
 
-    # -- values ----------------------------------------------------------------------------
+    # -- values ------------------------------------------------------------------------------
 
-    def _values(
-        self,
-        ps: np.ndarray,
-        expect: np.ndarray,
-        rho: np.ndarray,
-        t: np.ndarray,
-        t_owned: np.ndarray,
-        code: np.ndarray,
-    ) -> np.ndarray:
-        """Empowerment of pairs from their prior summaries and what the agent knows."""
-        gain = expect + t + rho * self.u_sum
-        if self.choices.owned == "renormalise":
-            gain /= np.maximum(1.0 - t_owned - rho * self.n_owned, 1e-9)
-        # The mean-field part can push a sum a hair below 0; empowerment is never negative.
-        values = ps * np.maximum(gain, 0.0)
-        known = code != UNKNOWN
-        if known.any():
-            result = np.maximum(code[known], 0)
-            worth = np.where(code[known] >= 0, self.item[result] * ~self.owned[result], 0.0)
-            values[known] = worth
+    def _values(self, a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        values = b * self.u_sum
+        values += a
+        if self.renormalise:
+            den = d * -float(self.n_owned)
+            den -= c
+            den += 1.0
+            np.maximum(den, 1e-9, out=den)
+            values /= den
         return values
 
-    def _social_pairs(self, extra: list[int]) -> np.ndarray:
+    def _social_pairs(self, extra: np.ndarray) -> np.ndarray:
         """Pair ids of the pairs that need a social element the agent does not own."""
-        pool = np.asarray(self.inventory + extra, dtype=np.intp)
-        m = len(self.inventory)
-        firsts = [np.full(m + j + 1, x, dtype=np.intp) for j, x in enumerate(extra)]
-        seconds = [pool[: m + j + 1] for j in range(len(extra))]
-        pid: np.ndarray = self.tables.pair_id[np.concatenate(firsts), np.concatenate(seconds)]
+        pool = np.concatenate([self.inventory_ids[: len(self.inventory)], extra])
+        m, k = len(self.inventory), extra.size
+        counts = m + 1 + np.arange(k)
+        firsts = np.repeat(pool[m:], counts)
+        within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        pid: np.ndarray = self.tables.pair_id[firsts, pool[within]]
         return pid
 
     def candidate_values(
         self, social: Sequence[int]
     ) -> tuple[CandidatePairs, np.ndarray, np.ndarray]:
-        """Every candidate pair, its empowerment and its knowledge code."""
+        """Every candidate pair, its empowerment, and whether its outcome is unknown."""
         t, rows = self.tables, self.rows
         n = rows.size
-        values = self._values(
-            rows.ps[:n],
-            rows.expect[:n],
-            rows.rho[:n],
-            rows.t[:n],
-            rows.t_owned[:n],
-            rows.code[:n],
-        )
-        lo, hi, code = rows.lo[:n], rows.hi[:n], rows.code[:n]
+        values = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n])
+        lo, hi, untried = rows.lo[:n], rows.hi[:n], ~rows.frozen[:n]
         if not social:
-            return CandidatePairs(lo, hi, np.zeros(n, dtype=bool)), values, code
+            return CandidatePairs(lo, hi, self._no_social[:n]), values, untried
+        soc = np.asarray(social, dtype=np.intp)  # distinct, as the game delivers them
         in_social = np.zeros(t.n, dtype=bool)
-        in_social[list(social)] = True
+        in_social[soc] = True
         flags = in_social[lo] | in_social[hi]
-        extra = [e for e in dict.fromkeys(social) if not self.owned[e]]
-        if not extra:
-            return CandidatePairs(lo, hi, flags), values, code
+        extra = soc[~self.owned[soc]]
+        if not extra.size:
+            return CandidatePairs(lo, hi, flags), values, untried
         pid = self._social_pairs(extra)
-        rho = t.resid[pid]
-        top = t.top_idx[pid]
-        dtop = t.top_p[pid] - rho[:, None]
-        s_code = self.known[pid]
-        s_values = self._values(
-            t.p_success[pid],
-            t.expect[pid],
-            rho,
-            (dtop * self.u[top]).sum(axis=1),
-            (dtop * self.owned[top]).sum(axis=1),
-            s_code,
+        a, b, c, d, *_ = self._prior_terms(pid)
+        s_values = self._values(a, b, c, d)
+        code = self.known[pid]
+        s_known = code != UNKNOWN
+        if s_known.any():
+            s_values[s_known] = self._known_values(code[s_known].astype(np.int64))
+        pairs = CandidatePairs(
+            np.concatenate([lo, t.pair_lo[pid]]),
+            np.concatenate([hi, t.pair_hi[pid]]),
+            np.concatenate([flags, np.ones(pid.size, dtype=bool)]),
         )
-        lo_all = np.concatenate([lo, t.pair_lo[pid]])
-        hi_all = np.concatenate([hi, t.pair_hi[pid]])
-        pairs = CandidatePairs(lo_all, hi_all, np.concatenate([flags, np.ones(pid.size, bool)]))
-        return pairs, np.concatenate([values, s_values]), np.concatenate([code, s_code])
+        return pairs, np.concatenate([values, s_values]), np.concatenate([untried, ~s_known])
 
-    # -- choice ----------------------------------------------------------------------------
+    # -- choice ------------------------------------------------------------------------------
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
         if self.noise is None:
             self._start(rng)
         for e in state.inventory[len(self.inventory) :]:
             self._gain(e)
-        pairs, values, code = self.candidate_values(social)
+        pairs, values, untried = self.candidate_values(social)
         allowed = values > ZERO
-        if not allowed.any():
+        worthless = not allowed.any()
+        if worthless:
             self.fallbacks += 1
             if self.choices.fallback == "untried":
-                allowed = code == UNKNOWN
-        options = choose_biased(pairs, allowed, self.p_social, rng)
-        self.choices_made += 1
-        k = int(options[self._softmax_pick(values[options], rng)])
+                allowed = untried
+        if social:
+            options = choose_biased(pairs, allowed, self.p_social, rng)
+        else:  # choose_biased without social items, minus its checks
+            options = np.flatnonzero(allowed)
+            if not options.size:
+                options = np.arange(values.size)
+        if worthless:
+            k = int(options[rng.integers(options.size)])
+        else:
+            k = int(options[self._softmax_pick(values[options], rng)])
         return int(pairs.lo[k]), int(pairs.hi[k])
 
     def _softmax_pick(self, values: np.ndarray, rng: np.random.Generator) -> int:
+        """Index of the option drawn by softmax; every value is positive."""
         if values.size == 1:
             return 0
-        if not (values > ZERO).any():
-            return int(rng.integers(values.size))
-        p = softmax_probabilities(values, self.beta, self.choices.zscore)
-        return min(int(np.searchsorted(np.cumsum(p), rng.random(), side="right")), p.size - 1)
+        cumulative = np.cumsum(_softmax_weights(values, self.beta, self.choices.zscore))
+        pick = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+        return min(pick, values.size - 1)
 
     def stats(self) -> dict[str, float]:
         return {"empowerment_fallbacks": float(self.fallbacks)}
