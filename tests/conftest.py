@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,22 @@ TOY = {
         "island": {"id": 15, "recipes": [["island", "water"]]},
     }
 }
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Tests never read or write the user's cache (priors, LLM answers): one temporary
+    cache per session, inherited by worker processes. Empowerment agents, the default,
+    build their prior of a toy graph there in a few seconds; no test may need the real
+    game's prior (minutes to build)."""
+    path = tmp_path_factory.mktemp("tpdisc-cache")
+    saved = os.environ.get("TPDISC_CACHE")
+    os.environ["TPDISC_CACHE"] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop("TPDISC_CACHE", None)
+    else:
+        os.environ["TPDISC_CACHE"] = saved
 
 
 @pytest.fixture

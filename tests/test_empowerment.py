@@ -248,6 +248,7 @@ def test_simulations_with_empowerment_agents(
 ) -> None:
     monkeypatch.setenv("TPDISC_CACHE", str(toy_cache))
     config = SimConfig(n_agents=4, n_steps=15, agent_type="empowerment")
+    assert SimConfig().agent_type == "empowerment"  # the default agents
     assert AgentParams().prior == "ngram"
     domain = make_domain(GRAPH)
     paired = BaselineProtocol("paired")

@@ -19,7 +19,7 @@ class SimConfig:
 
     n_agents: int = 10
     n_steps: int = 150
-    agent_type: str = "stochastic"
+    agent_type: str = "empowerment"
     population: Population | None = None
     params: AgentParams = field(default_factory=AgentParams)
     bottleneck: int = BOTTLENECK
