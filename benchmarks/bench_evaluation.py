@@ -5,7 +5,7 @@ on a process pool of all cores (reused, as in a search, and freshly started), on
 Ray instance, and as the command ``tpdisc evaluate paired --sims 30`` (a fresh process:
 imports, data loading, pool start and all).
 
-    python benchmarks/bench_evaluation.py [--record] [--repeat 3] [--no-ray]
+    python benchmarks/bench_evaluation.py [--record] [--rounds 3] [--no-ray]
 """
 
 from __future__ import annotations
@@ -15,23 +15,26 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
 
 from benchlib import Timing, agent_types, full_domain, load, parser, report, timed, usable_cores
 
+from tpdisc.domain.variants import Domain
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.evaluate import Evaluation, evaluate
+from tpdisc.sim.evaluate import evaluate
 from tpdisc.sim.executors import Executor, ProcessExecutor, SerialExecutor
 
 SIMS, AGENTS, STEPS = 30, 10, 150
 AGENT_STEPS = SIMS * AGENTS * STEPS
 
 
-def row(agent: str, engine: str, timing: Timing, note: str = "") -> str:
-    rate = AGENT_STEPS / timing.wall_median
+def row(agent: str, engine: str, timing: Timing, loads: list[float], note: str = "") -> str:
+    best = min(timing.wall)
     return (
-        f"| {agent} | {engine} | {timing.wall_median:.2f} s (min {min(timing.wall):.2f}) "
-        f"| {rate:,.0f} | {load()} | {note} |"
+        f"| {agent} | {engine} | **{best:.2f} s** (median {timing.wall_median:.2f}) "
+        f"| {AGENT_STEPS / best:,.0f} | {min(loads):.1f}–{max(loads):.1f} | {note} |"
     )
 
 
@@ -41,99 +44,103 @@ def cli_command(agent: str) -> list[str]:
     return [*base, "evaluate", "paired", "--agent-type", agent, "--sims", str(SIMS)]
 
 
+def measure(
+    agent: str, domain: Domain, rounds: int, with_ray: bool
+) -> tuple[dict[str, Timing], dict[str, list[float]], dict[str, str]]:
+    """Wall times of every executor for one agent type, in interleaved rounds."""
+    cores = usable_cores()
+    config = SimConfig(n_agents=AGENTS, n_steps=STEPS, agent_type=agent)
+    protocol = BaselineProtocol("paired")
+    seeds = list(range(SIMS))
+    reference = evaluate(domain, config, protocol, seeds, executor=SerialExecutor()).final
+
+    def run(executor: Executor) -> None:
+        if evaluate(domain, config, protocol, seeds, executor=executor).final != reference:
+            raise SystemExit(f"{type(executor).__name__} gave different results")
+
+    def fresh_pool() -> None:
+        with ProcessExecutor() as pool:
+            run(pool)
+
+    command = cli_command(agent)
+
+    def cli() -> None:
+        subprocess.run(command, check=True, capture_output=True, env=os.environ.copy())
+
+    with ExitStack() as stack:
+        pool = stack.enter_context(ProcessExecutor())
+        run(pool)  # workers started, imports and caches warm
+        engines: dict[str, Callable[[], None]] = {
+            "serial": lambda: run(SerialExecutor()),
+            f"processes ×{cores}, new pool": fresh_pool,
+            f"processes ×{cores}, running pool": lambda: run(pool),
+        }
+        notes = {
+            f"processes ×{cores}, new pool": "pool start included",
+            f"processes ×{cores}, running pool": "as in a search",
+        }
+        if with_ray:
+            try:
+                from tpdisc.sim.ray_executor import RayExecutor
+
+                ray_ex = stack.enter_context(RayExecutor(init_options={"num_cpus": cores}))
+                t0 = time.perf_counter()
+                run(ray_ex)
+                notes["ray, local instance"] = (
+                    f"first run incl. Ray start {time.perf_counter() - t0:.1f} s"
+                )
+                engines["ray, local instance"] = lambda: run(ray_ex)
+            except Exception as err:  # Ray is optional
+                notes["ray, local instance"] = f"unavailable: {err}"
+        engines["CLI, all cores"] = cli
+        notes["CLI, all cores"] = (
+            f"`tpdisc evaluate paired --agent-type {agent} --sims {SIMS}`: a new process, "
+            "imports and pool start included"
+        )
+        timings = {name: Timing([], []) for name in engines}
+        loads: dict[str, list[float]] = {name: [] for name in engines}
+        for _ in range(rounds):
+            for name, fn in engines.items():
+                one = timed(fn, 1)
+                timings[name].wall += one.wall
+                timings[name].cpu += one.cpu
+                loads[name].append(os.getloadavg()[0])
+    return timings, loads, notes
+
+
 def main() -> None:
     p = parser(__doc__ or "")
-    p.add_argument("--repeat", type=int, default=3, help="Repetitions of each measurement.")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="Rounds; each runs every executor once, so all see the same background load.",
+    )
     p.add_argument("--no-ray", action="store_true", help="Skip the Ray executor.")
     args = p.parse_args()
     domain = full_domain(args.recipes)
-    protocol = BaselineProtocol("paired")
-    seeds = list(range(SIMS))
     lines = [
         f"Paired baseline, {SIMS} sims × {AGENTS} agents × {STEPS} steps "
-        f"({AGENT_STEPS:,} agent-steps); median of {args.repeat} runs. The load column is the "
-        "1/5/15-minute load average when the row was measured (2 cores: above ~1 means "
-        "other work competed).",
+        f"({AGENT_STEPS:,} agent-steps). {args.rounds} rounds, each running every executor "
+        "once in turn; the best round is in bold (the least disturbed by other work on the "
+        "machine), agent-steps/s from it. Load: the 1-minute load average over the "
+        "measurements (2 cores: above ~1 means other work competed).",
         "",
         "| agents | executor | wall time | agent-steps/s | load | note |",
         "|---|---|---|---|---|---|",
     ]
-
     for agent in agent_types():
-        config = SimConfig(n_agents=AGENTS, n_steps=STEPS, agent_type=agent)
-        reference: list[int] | None = None
-
-        def run(executor: Executor, config: SimConfig = config) -> Evaluation:
-            return evaluate(domain, config, protocol, seeds, executor=executor)
-
-        def check(ev: Evaluation, engine: str) -> None:
-            nonlocal reference
-            reference = reference or ev.final
-            if ev.final != reference:
-                raise SystemExit(f"{engine} gave different results from serial")
-
-        check(run(SerialExecutor()), "serial")  # also warms caches (imports, priors)
-        serial = timed(lambda: run(SerialExecutor()), args.repeat)
-        # CPU time shows what the wall time would be on an otherwise idle core.
-        lines.append(row(agent, "serial", serial, f"CPU {serial.cpu_median:.2f} s"))
-
-        def fresh_pool() -> None:
-            with ProcessExecutor() as pool:
-                check(run(pool), "processes")
-
-        lines.append(
-            row(
-                agent,
-                f"processes ×{usable_cores()}, new pool",
-                timed(fresh_pool, args.repeat),
-                "pool start included",
-            )
-        )
-        with ProcessExecutor() as pool:
-            check(run(pool), "processes")
-            warm = timed(lambda: run(pool), args.repeat)
-        lines.append(
-            row(agent, f"processes ×{usable_cores()}, running pool", warm, "as in a search")
-        )
-
-        if not args.no_ray:
-            try:
-                from tpdisc.sim.ray_executor import RayExecutor
-
-                ray_ex = RayExecutor(init_options={"num_cpus": usable_cores()})
-            except Exception as err:  # Ray is optional
-                lines.append(f"| {agent} | ray | – | – | {load()} | unavailable: {err} |")
-            else:
-                with ray_ex:
-                    t0 = time.perf_counter()
-                    check(run(ray_ex), "ray")
-                    first = time.perf_counter() - t0
-                    ray_warm = timed(lambda ex=ray_ex: run(ex), args.repeat)
-                ratio = ray_warm.wall_median / warm.wall_median
-                lines.append(
-                    row(
-                        agent,
-                        "ray, local instance",
-                        ray_warm,
-                        f"{ratio:.2f}× the running pool; first run incl. Ray start {first:.1f} s",
-                    )
-                )
-
-        command = cli_command(agent)
-        cli = timed(
-            lambda command=command: subprocess.run(
-                command, check=True, capture_output=True, env=os.environ.copy()
-            ),
-            args.repeat,
-        )
-        lines.append(
-            row(
-                agent,
-                "CLI, all cores",
-                cli,
-                f"`tpdisc evaluate paired --agent-type {agent} --sims {SIMS}`, whole command",
-            )
-        )
+        timings, loads, notes = measure(agent, domain, args.rounds, not args.no_ray)
+        pooled = min(timings[f"processes ×{usable_cores()}, running pool"].wall)
+        for name, timing in timings.items():
+            note = notes.get(name, "")
+            if name == "serial":
+                note = f"CPU {min(timing.cpu):.2f} s"
+            elif name.startswith("ray"):
+                note = f"{min(timing.wall) / pooled:.2f}× the running pool; {note}"
+            lines.append(row(agent, name, timing, loads[name], note))
+        if "ray, local instance" not in timings and "ray, local instance" in notes:
+            lines.append(f"| {agent} | ray | – | – | {load()} | {notes['ray, local instance']} |")
 
     missing = [t for t in ("empowerment",) if t not in agent_types()]
     if missing:
