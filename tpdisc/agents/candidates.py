@@ -35,25 +35,35 @@ class CandidatePairs:
         return CandidatePairs(self.lo[mask], self.hi[mask], self.social[mask])
 
 
-def candidate_pairs(state: AgentState, social: Sequence[int]) -> CandidatePairs:
-    """Every pair (self-pairs included) over the inventory plus this step's social items.
+def candidate_pool(
+    state: AgentState, social: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The elements an agent may combine and every pair of them, by position.
 
-    The order (inventory in discovery order, then social items not owned, pairs in
-    upper-triangle order) matters: agents draw pair indices from it.
+    Returns ``pool`` (the inventory in discovery order, then the social items it does not
+    own), ``i <= j`` (positions in ``pool`` of each pair, in upper-triangle order) and which
+    pool elements are social (None without social items). This order matters: agents draw
+    pair indices from it.
     """
     pool = np.array(state.inventory, dtype=np.int64)
+    is_social = None
     if len(social):
         received = np.array(social, dtype=np.int64)
         pool = np.concatenate((pool, received[~state.owned[received]]))
-    i, j = _upper_triangle(pool.size)
-    a, b = pool[i], pool[j]
-    if len(social):
         # A membership mask over element ids: much cheaper than np.isin on small arrays.
-        is_social = np.zeros(state.owned.size, dtype=bool)
-        is_social[received] = True
-        uses_social = is_social[a] | is_social[b]
-    else:
-        uses_social = np.zeros(i.size, dtype=bool)
+        mask = np.zeros(state.owned.size, dtype=bool)
+        mask[received] = True
+        is_social = mask[pool]
+    i, j = _upper_triangle(pool.size)
+    return pool, i, j, is_social
+
+
+def candidate_pairs(state: AgentState, social: Sequence[int]) -> CandidatePairs:
+    """Every pair (self-pairs included) over the inventory plus this step's social items,
+    in the order of :func:`candidate_pool`."""
+    pool, i, j, is_social = candidate_pool(state, social)
+    a, b = pool[i], pool[j]
+    uses_social = np.zeros(i.size, dtype=bool) if is_social is None else is_social[i] | is_social[j]
     return CandidatePairs(np.minimum(a, b), np.maximum(a, b), uses_social)
 
 
@@ -63,15 +73,22 @@ def choose_biased(
     p_social: float,
     rng: np.random.Generator,
 ) -> np.ndarray:
+    """Indices of the pairs to choose among, after the social bias (see :func:`biased`)."""
+    return biased(pairs.social, allowed, p_social, rng)
+
+
+def biased(
+    uses_social: np.ndarray, allowed: np.ndarray, p_social: float, rng: np.random.Generator
+) -> np.ndarray:
     """Indices of the pairs to choose among, after the social bias.
 
-    With probability ``p_social`` (drawn only when a social item is present) the agent keeps
+    With probability ``p_social`` (drawn only when a pair uses a social item) the agent keeps
     only allowed pairs that use a social item; when none is left it falls back to every
     allowed pair, and when nothing is allowed, to every pair.
     """
-    if pairs.social.any() and rng.random() < p_social:
-        social_allowed = np.flatnonzero(allowed & pairs.social)
+    if uses_social.any() and rng.random() < p_social:
+        social_allowed = np.flatnonzero(allowed & uses_social)
         if social_allowed.size:
             return social_allowed
     keep = np.flatnonzero(allowed)
-    return keep if keep.size else np.arange(pairs.size)
+    return keep if keep.size else np.arange(allowed.size)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tpdisc.agents.base import Agent, AgentContext, AgentState, Memory
-from tpdisc.agents.candidates import candidate_pairs, choose_biased
+from tpdisc.agents.candidates import biased, candidate_pool
 from tpdisc.domain.recipes import Pair
 
 
@@ -19,27 +19,33 @@ class StochasticAgent(Agent):
     def __init__(self, n_elements: int, p_social: float) -> None:
         self.p_social = p_social
         self.n_elements = n_elements
-        # known[a * n_elements + b] with a <= b: the agent has tried or been told this
-        # pair's outcome. Flat, because one gather by key is much cheaper than 2-D indexing.
+        # known[a * n_elements + b]: the agent has tried or been told the outcome of the pair
+        # {a, b}. Flat and symmetric, so that a pair's key is one multiply-add away from its
+        # elements whatever their order.
         self.known = np.zeros(n_elements * n_elements, dtype=bool)
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> StochasticAgent:
         return cls(ctx.graph.n_elements, ctx.params.p_social)
 
-    def key(self, a: int, b: int) -> int:
-        return a * self.n_elements + b if a <= b else b * self.n_elements + a
-
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
-        pairs = candidate_pairs(state, social)
-        unknown = ~self.known.take(pairs.lo * self.n_elements + pairs.hi)
-        options = choose_biased(pairs, unknown, self.p_social, rng)
+        pool, i, j, is_social = candidate_pool(state, social)
+        # Only what the choice needs, each a single pass over the pairs: keys, and social use.
+        unknown = ~self.known.take((pool * self.n_elements)[i] + pool[j])
+        uses_social = (
+            np.zeros(i.size, dtype=bool) if is_social is None else is_social[i] | is_social[j]
+        )
+        options = biased(uses_social, unknown, self.p_social, rng)
         k = int(options[rng.integers(options.size)])
-        return int(pairs.lo[k]), int(pairs.hi[k])
+        a, b = int(pool[i[k]]), int(pool[j[k]])
+        return (a, b) if a <= b else (b, a)
+
+    def learn(self, a: int, b: int) -> None:
+        self.known[a * self.n_elements + b] = self.known[b * self.n_elements + a] = True
 
     def observe_own(self, a: int, b: int, result: int) -> None:
-        self.known[self.key(a, b)] = True
+        self.learn(a, b)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
         for a, b, _ in memories:
-            self.known[self.key(a, b)] = True
+            self.learn(a, b)
