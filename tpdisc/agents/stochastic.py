@@ -40,8 +40,12 @@ class StochasticAgent(Agent):
         a, b = int(pool[i[k]]), int(pool[j[k]])
         return (a, b) if a <= b else (b, a)
 
+    def key(self, a: int, b: int) -> int:
+        """Index of the pair {a, b} in ``known`` (symmetric: either order will do)."""
+        return a * self.n_elements + b
+
     def learn(self, a: int, b: int) -> None:
-        self.known[a * self.n_elements + b] = self.known[b * self.n_elements + a] = True
+        self.known[self.key(a, b)] = self.known[self.key(b, a)] = True
 
     def observe_own(self, a: int, b: int, result: int) -> None:
         self.learn(a, b)
