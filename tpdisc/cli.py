@@ -112,7 +112,7 @@ ExecutorOpt = Annotated[
     typer.Option(
         "--executor",
         help=f"Where simulations run: {', '.join(EXECUTORS)} (processes: all cores here; "
-        "ray: a Ray cluster, needs the tpdisc[ray] extra).",
+        "ray: a Ray cluster, needs Ray: pip install 'tpdisc\\[ray]').",
     ),
 ]
 WorkersOpt = Annotated[
