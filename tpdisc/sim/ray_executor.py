@@ -36,7 +36,9 @@ class RayExecutor(Executor):
         try:
             import ray
         except ImportError:
-            raise ConfigError("the Ray executor needs Ray: pip install 'tpdisc[ray]'") from None
+            raise ConfigError(
+                "the Ray executor needs Ray, tpdisc's optional 'ray' extra: pip install ray==2.60.0"
+            ) from None
         if max_in_flight is not None and max_in_flight < 1:
             raise ConfigError(f"workers must be at least 1, got {max_in_flight}")
         self._ray = ray
