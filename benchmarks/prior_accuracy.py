@@ -81,15 +81,35 @@ def record(seeds: int, recipes: str | None) -> list[Snapshot]:
 
 
 def summary_value(
-    p_success: float, dist: np.ndarray, children: np.ndarray, worth: np.ndarray, k: int
+    p_success: float,
+    dist: np.ndarray,
+    children: np.ndarray,
+    worth: np.ndarray,
+    owned: np.ndarray,
+    k: int,
+    renormalise: bool,
 ) -> float:
     """The agent's formula with a top-k summary of ``dist``: the children expectation
-    exact, the adjustment u = worth - children exact on the top k, mean-field elsewhere."""
+    exact, the adjustment u = worth - children exact on the top k, mean-field elsewhere;
+    with ``renormalise``, the owned mass approximated the same way."""
     u = worth - children
     top = np.argsort(-dist)[:k]
     rho = (1.0 - dist[top].sum()) / (dist.size - k)
     adjust = (dist[top] - rho) @ u[top] + rho * u.sum()
-    return float(p_success * (dist @ children + adjust))
+    value = dist @ children + adjust
+    if renormalise:
+        owned_mass = (dist[top] - rho) @ owned[top] + rho * owned.sum()
+        value /= max(1.0 - owned_mass, 1e-9)
+    return float(p_success * max(value, 0.0))
+
+
+def exact_value(
+    p_success: float, dist: np.ndarray, worth: np.ndarray, owned: np.ndarray, renormalise: bool
+) -> float:
+    value = dist @ worth
+    if renormalise:
+        value /= dist[~owned].sum()
+    return float(p_success * value)
 
 
 def main() -> None:
@@ -109,6 +129,8 @@ def main() -> None:
     if not np.array_equal(prior.p_success, cached.p_success):
         raise SystemExit("the rebuilt prior differs from the cached one; cannot compare")
     row = {int(p): i for i, p in enumerate(wanted)}
+    renorm = SimConfig().params.empowerment.owned == "renormalise"
+    print(f"agents' choices: {SimConfig().params.empowerment.label()}")
     lines = [
         "| k | median rel. error | 95th pct rel. error | Spearman (median) | "
         "choice TV distance (median / 95th) |",
@@ -121,9 +143,14 @@ def main() -> None:
             children = graph.children_count.astype(float)
             ps = prior.p_success[s.pairs].astype(float)
             dists = exact[[row[int(p)] for p in s.pairs]].astype(float)
-            true = ps * (dists @ worth)
+            true = np.array(
+                [exact_value(ps[i], dists[i], worth, s.owned, renorm) for i in range(ps.size)]
+            )
             approx = np.array(
-                [summary_value(ps[i], dists[i], children, worth, k) for i in range(s.pairs.size)]
+                [
+                    summary_value(ps[i], dists[i], children, worth, s.owned, k, renorm)
+                    for i in range(ps.size)
+                ]
             )
             errors.extend(np.abs(approx - true) / np.maximum(true, 1e-9))
             if s.pairs.size > 2:

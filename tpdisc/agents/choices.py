@@ -24,10 +24,10 @@ class EmpowermentChoices:
     - ``received``: a received successful memory makes its pair a certain success worth
       ``EmpItem`` of its known result (``item``), or leaves the pair to the prior
       (``prior``; received failures still count as known).
-    - ``owned``: inside the sum over results, an owned result keeps its probability and is
-      worth 0 (``zero``); or P(r) is renormalised over the results the agent lacks
-      (``renormalise``); or ownership is ignored there (``ignore``: the sum counts every
-      result's children).
+    - ``owned``: inside the sum over results, P(r) is renormalised over the results the
+      agent lacks (``renormalise``, the default); or an owned result keeps its probability
+      and is worth 0 (``zero``); or ownership is ignored there (``ignore``: the sum counts
+      every result's children).
     - ``fallback``: when no candidate has positive empowerment, choose uniformly among the
       candidates whose outcome the agent does not know (``untried``), or among all
       candidates (``any``).
@@ -35,7 +35,7 @@ class EmpowermentChoices:
 
     zscore: bool = True
     received: str = "item"
-    owned: str = "zero"
+    owned: str = "renormalise"
     fallback: str = "untried"
 
     def __post_init__(self) -> None:

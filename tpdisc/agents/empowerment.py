@@ -18,7 +18,7 @@ ownership and the played graph's counts, relative to the prior's graph),
 
 where ρ is the mean probability of the elements outside the top ``k``: exact for the
 noise-free, ownership-free part and for the top results, mean-field for the rest (see
-``docs/prior.md`` for the measured error). The per-pair sums are kept for the pairs of
+``docs/empowerment.md`` for the measured error). The per-pair sums are kept for the pairs of
 owned elements and updated only when the agent gains an element (one gather over ``k``
 entries per new pair, one comparison per cached entry), so a step costs
 O(candidates · small constant), independent of n.
