@@ -136,8 +136,10 @@ def compare_priors(files: list[Path], sims: int, recipes: str | None) -> None:
 
     specs: list[ProtocolSpec] = [BaselineProtocol(n) for n in STANDARD_BASELINES]
     specs.append(SourceProtocol.from_file(STATE_AWARE, trusted=True))
-    rows = []
+    saved = OUT / "priors.json"
+    rows = json.loads(saved.read_text()) if saved.exists() else []
     for path in files:
+        rows = [r for r in rows if r["prior"] != str(path)]
         prior = store.load_prior(path)
         store.ensure_prior = lambda *a, _p=prior, _f=path, **k: (_p, _f)  # type: ignore[assignment]
         empowerment._TABLES.clear()

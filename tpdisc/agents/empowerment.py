@@ -160,7 +160,7 @@ class _Rows:
     A pair whose outcome the agent knows is *frozen*: ``a`` holds its value, ``b = c = d = 0``.
     """
 
-    FIELDS = ("lo", "hi", "ps", "a", "b", "c", "d", "top", "dtop", "code", "frozen")
+    FIELDS = ("lo", "hi", "ps", "a", "b", "c", "d", "value", "top", "dtop", "code", "frozen")
 
     def __init__(self, k: int, capacity: int = 128) -> None:
         self.size = 0
@@ -171,6 +171,7 @@ class _Rows:
         self.b = np.empty(capacity)
         self.c = np.empty(capacity)
         self.d = np.empty(capacity)
+        self.value = np.empty(capacity)  # the current empowerment, refreshed when it changes
         self.top = np.empty((capacity, k), dtype=np.intp)
         self.dtop = np.empty((capacity, k))
         self.code = np.empty(capacity, dtype=np.int64)
@@ -260,6 +261,10 @@ class EmpowermentAgent(Agent):
         self.inventory_ids[len(self.inventory)] = e
         self.inventory.append(e)
         self._add_rows(e, self.inventory_ids[: len(self.inventory)])
+        # Σu and n_owned changed: every lasting candidate's value moves (once per gain;
+        # other steps only touch the rows whose outcome became known).
+        n = rows.size
+        rows.value[:n] = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n])
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -313,7 +318,7 @@ class EmpowermentAgent(Agent):
         if r >= 0:
             rs = self.rows
             rs.code[r], rs.frozen[r] = code, True
-            rs.a[r] = self.item[code] * (not self.owned[code]) if code >= 0 else 0.0
+            rs.a[r] = rs.value[r] = self.item[code] * (not self.owned[code]) if code >= 0 else 0.0
             rs.b[r] = rs.c[r] = rs.d[r] = 0.0
 
     def observe_own(self, a: int, b: int, result: int) -> None:
@@ -325,7 +330,7 @@ class EmpowermentAgent(Agent):
         if r >= 0:
             rs = self.rows
             rs.code[r], rs.frozen[r] = code, True
-            rs.a[r] = rs.b[r] = rs.c[r] = rs.d[r] = 0.0
+            rs.a[r] = rs.b[r] = rs.c[r] = rs.d[r] = rs.value[r] = 0.0
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
         # A few memories per step: scalar work beats building arrays.
@@ -370,7 +375,7 @@ class EmpowermentAgent(Agent):
         """Every candidate pair, its empowerment, and whether its outcome is unknown."""
         t, rows = self.tables, self.rows
         n = rows.size
-        values = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n])
+        values = rows.value[:n]  # a view: read only
         lo, hi, untried = rows.lo[:n], rows.hi[:n], ~rows.frozen[:n]
         if not social:
             return CandidatePairs(lo, hi, self._no_social[:n]), values, untried
