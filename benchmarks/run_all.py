@@ -22,6 +22,7 @@ SCRIPTS = (
     "bench_scaling.py",  # (3) cost against agents and steps
     "bench_sandbox.py",  # (4) sandbox overhead (written with the sandbox)
     "bench_search.py",  # (5) one search iteration without LLM latency
+    "bench_empowerment.py",  # empowerment agents: default evaluation, µs per agent-step
 )
 
 
