@@ -220,3 +220,50 @@ def test_make_executor_from_options() -> None:
         make_executor("processes", address="10.0.0.1:6379")
     with pytest.raises(ConfigError, match="workers must be at least 1"):
         ProcessExecutor(0)
+
+
+ORPHAN_SCRIPT = """
+import os, sys, time
+from tpdisc.sim.executors import ProcessExecutor
+
+class Pid:
+    def __call__(self):
+        time.sleep(0.2)
+        return os.getpid()
+
+if __name__ == "__main__":
+    pids = set(ProcessExecutor(2).run([Pid() for _ in range(4)]))
+    print(" ".join(map(str, sorted(pids))), flush=True)
+    time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie awaiting its reaper is as good as gone
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux 5.3+)")
+def test_workers_do_not_outlive_a_killed_owner(tmp_path) -> None:
+    script = tmp_path / "owner.py"
+    script.write_text(ORPHAN_SCRIPT)
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None
+        workers = [int(p) for p in owner.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(p) for p in workers)
+        owner.kill()
+        owner.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in workers), "pool workers outlived their owner"
+    finally:
+        owner.kill()

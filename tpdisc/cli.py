@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -52,7 +53,10 @@ def user_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except TpdiscError as err:
-            err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+            # Messages quote user input and code (``tpdisc[ray]``, ``x[0]``): not rich markup.
+            err_console.print(
+                f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")

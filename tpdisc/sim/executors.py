@@ -16,6 +16,8 @@ import io
 import multiprocessing
 import os
 import pickle
+import select
+import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -182,6 +184,29 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+def die_with_parent(pool_owner: int) -> None:
+    """Make a pool worker end when the process that made the pool does.
+
+    Idle workers block on a queue whose write end they hold themselves, and a forkserver
+    lives as long as any worker does, so after a SIGKILL of the pool's owner nothing would
+    ever wake them: they would stay behind as orphans. A thread waiting on a pidfd of the
+    owner ends the worker as soon as the owner is gone (Linux 5.3+; elsewhere nothing
+    changes).
+    """
+    try:
+        owner = os.pidfd_open(pool_owner)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        return
+
+    def watch() -> None:
+        select.select([owner], [], [])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tpdisc-pool-owner-watch", daemon=True).start()
+
+
 class ProcessExecutor(Executor):
     """A pool of worker processes on this machine, all cores by default.
 
@@ -209,7 +234,12 @@ class ProcessExecutor(Executor):
             if self.start_method == "forkserver":
                 # Workers forked from the server start with the simulator already imported.
                 context.set_forkserver_preload(["tpdisc.sim.evaluate"])
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=context,
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
         return self._pool
 
     def run(
