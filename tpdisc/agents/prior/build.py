@@ -16,8 +16,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
-from threadpoolctl import threadpool_limits
 
 from tpdisc.agents.prior.dataset import Fold, PairData, make_folds, pair_data
 from tpdisc.agents.prior.models import (
@@ -151,6 +149,8 @@ def build_prior(
 ) -> tuple[Prior, np.ndarray | None]:
     """Train and cross-validate both models on ``graph``; return the prior (and, for
     studies of the summary's accuracy, the full distributions of ``exact_pairs``)."""
+    from threadpoolctl import threadpool_limits  # only building needs it
+
     settings = settings or PriorSettings()
     # One BLAS thread: the small matrices of the link model run several times slower with
     # two threads on a busy machine, and the build should leave a core to others.
@@ -276,6 +276,10 @@ def _run_fold(
 
 def quality(data: PairData, p_success: np.ndarray, ranks: np.ndarray) -> dict[str, Any]:
     """Held-out quality: ROC-AUC of success; rank, top-1 and top-10 of the true result."""
+    # Imported here, not at the top: simulations import this module (for :class:`Prior`,
+    # through the cache) and must not pay scikit-learn's ~1 s import.
+    from sklearn.metrics import roc_auc_score
+
     both = data.success.any() and not data.success.all()
     auc = float(roc_auc_score(data.success, p_success)) if both else float("nan")
     ranks = ranks[ranks > 0]

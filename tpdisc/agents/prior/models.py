@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 from tpdisc.agents.prior.dataset import Fold, PairData
 from tpdisc.agents.prior.mlp import MLP, Training, bce_with_logits, cosine_loss, fit, sigmoid
@@ -98,6 +97,10 @@ def fit_link(
     val_labels = data.success[val]
 
     def validate(m: MLP) -> float:
+        # Imported here: scikit-learn takes about a second to import, and simulations load
+        # this module (through the prior's cache) without ever training a model.
+        from sklearn.metrics import roc_auc_score
+
         if val_labels.all() or not val_labels.any():
             return 0.0
         ab, ba = predict_pairs(m, table, data.lo[val], data.hi[val])
