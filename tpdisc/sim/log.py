@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:  # imported on use: every simulation imports this module, few write Arrow
+    import pyarrow as pa
 
 
 @dataclass
@@ -57,6 +59,8 @@ class TransmissionLog:
 
     def to_table(self, names: tuple[str, ...] | None = None) -> pa.Table:
         """As an Arrow table; with ``names``, element names are added beside the ids."""
+        import pyarrow as pa
+
         columns = self.columns()
         table = pa.table(columns)
         if names is not None:
@@ -66,4 +70,6 @@ class TransmissionLog:
         return table
 
     def to_parquet(self, path: str | Path, names: tuple[str, ...] | None = None) -> None:
+        import pyarrow.parquet as pq
+
         pq.write_table(self.to_table(names), str(path))
