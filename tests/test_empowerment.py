@@ -8,10 +8,12 @@ import pytest
 from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.choices import EmpowermentChoices
+from tpdisc.agents.candidates import choose_biased
 from tpdisc.agents.empowerment import (
     FAILURE,
     OWN_SUCCESS,
     UNKNOWN,
+    ZERO,
     EmpowermentAgent,
     EmpowermentTables,
     softmax_probabilities,
@@ -210,6 +212,48 @@ def test_p_social_restricts_to_borrowed_items(full: tuple[Prior, np.ndarray]) ->
         shares.append(sum(c for pair, c in counts.items() if mud in pair) / 300)
     assert shares[1] == 1.0
     assert shares[0] < 0.9
+
+
+def reference_choice(
+    agent: EmpowermentAgent, social: list[int], rng: np.random.Generator
+) -> tuple[int, int]:
+    """The choice as SPEC §2 defines it, over the whole candidate set: what the agent's
+    shortcuts (options found without building every candidate) must reproduce exactly."""
+    pairs, values, untried = agent.candidate_values(social)
+    allowed = values > ZERO
+    worthless = not allowed.any()
+    if worthless and agent.choices.fallback == "untried":
+        allowed = untried
+    if social:
+        options = choose_biased(pairs, allowed, agent.p_social, rng)
+    else:
+        options = np.flatnonzero(allowed)
+        if not options.size:
+            options = np.arange(values.size)
+    if worthless:
+        k = int(options[rng.integers(options.size)])
+    else:
+        k = int(options[agent._softmax_pick(values[options], rng)])
+    return int(pairs.lo[k]), int(pairs.hi[k])
+
+
+@pytest.mark.parametrize("p_social", [0.0, 0.5, 1.0])
+def test_choices_match_the_whole_candidate_set(
+    full: tuple[Prior, np.ndarray], p_social: float
+) -> None:
+    prior, _ = full
+    agent, state, rng = start(prior, p_social=p_social, beta=0.5)
+    for name in ("steam", "lava", "mud"):
+        gain(agent, state, name, rng)
+    air, water, fire, earth = (GRAPH.id_of(n) for n in ("air", "water", "fire", "earth"))
+    agent.observe_own(air, water, GRAPH.id_of("steam"))
+    agent.observe_received([(earth, earth, FAILED), (GRAPH.id_of("lava"), water, 10)])
+    steam, stone, brick, island = (GRAPH.id_of(n) for n in ("steam", "stone", "brick", "island"))
+    socials = [[], [steam], [stone], [brick, fire], [stone, steam, island], [island, brick, stone]]
+    for social in socials:
+        for seed in range(30):
+            fast = agent.choose(state, social, np.random.default_rng(seed))
+            assert fast == reference_choice(agent, social, np.random.default_rng(seed))
 
 
 def test_fallback_when_nothing_is_worth_anything(full: tuple[Prior, np.ndarray]) -> None:

@@ -52,7 +52,13 @@ UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
 
 @dataclass(frozen=True, eq=False)
 class EmpowermentTables:
-    """Read-only arrays shared by every empowerment agent playing one graph with one prior."""
+    """Read-only arrays shared by every empowerment agent playing one graph with one prior.
+
+    The two large per-pair tables, ``top_idx`` and ``top_p`` (pairs × k), stay in the
+    prior's compact types (uint16, float32): casting them would cost each process about
+    0.1 s and 60 MB. Agents widen what they gather to float64 before any arithmetic, so
+    every value is the same as with float64 tables.
+    """
 
     n: int
     pair_id: np.ndarray
@@ -81,8 +87,8 @@ class EmpowermentTables:
             p_success=prior.p_success.astype(np.float64),
             expect=prior.expect.astype(np.float64),
             resid=prior.resid.astype(np.float64),
-            top_idx=prior.top_idx.astype(np.intp),
-            top_p=prior.top_p.astype(np.float64),
+            top_idx=prior.top_idx,
+            top_p=prior.top_p,
             children_prior=prior.children.astype(np.float64),
             children_played=played.children_count.astype(np.float64),
         )
@@ -162,8 +168,9 @@ class _Rows:
 
     FIELDS = ("lo", "hi", "ps", "a", "b", "c", "d", "value", "top", "dtop", "code", "frozen")
 
-    def __init__(self, k: int, capacity: int = 128) -> None:
+    def __init__(self, k: int, top_dtype: np.dtype, capacity: int = 128) -> None:
         self.size = 0
+        self.k = k
         self.lo = np.empty(capacity, dtype=np.intp)
         self.hi = np.empty(capacity, dtype=np.intp)
         self.ps = np.empty(capacity)
@@ -172,9 +179,9 @@ class _Rows:
         self.c = np.empty(capacity)
         self.d = np.empty(capacity)
         self.value = np.empty(capacity)  # the current empowerment, refreshed when it changes
-        self.top = np.empty((capacity, k), dtype=np.intp)
+        self.top = np.empty((capacity, k), dtype=top_dtype)
         self.dtop = np.empty((capacity, k))
-        self.code = np.empty(capacity, dtype=np.int64)
+        self.code = np.empty(capacity, dtype=np.int16)  # as in ``known``
         self.frozen = np.empty(capacity, dtype=bool)
 
     def reserve(self, extra: int) -> None:
@@ -209,7 +216,7 @@ class EmpowermentAgent(Agent):
         n_pairs = tables.pair_id.size
         self.known = np.full(n_pairs, UNKNOWN, dtype=np.int16)
         self.row_of = np.full(n_pairs, -1, dtype=np.int32)
-        self.rows = _Rows(tables.top_idx.shape[1])
+        self.rows = _Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
         self._no_social = np.zeros(tables.n * (tables.n + 1) // 2, dtype=bool)
@@ -244,7 +251,9 @@ class EmpowermentAgent(Agent):
         worth = float(self.item[e])
         if self.choices.owned != "ignore":
             if n:
-                hit_row, hit_k = np.nonzero(rows.top[:n] == e)
+                # A flat scan of the small-integer top table: ~10x cheaper than np.nonzero
+                # on the 2-D mask, same hits in the same (row-major) order.
+                hit_row, hit_k = np.divmod(np.flatnonzero(rows.top[:n] == e), rows.k)
                 if hit_row.size:
                     live = ~rows.frozen[hit_row]
                     hit_row, hit_k = hit_row[live], hit_k[live]
@@ -264,7 +273,7 @@ class EmpowermentAgent(Agent):
         # Σu and n_owned changed: every lasting candidate's value moves (once per gain;
         # other steps only touch the rows whose outcome became known).
         n = rows.size
-        rows.value[:n] = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n])
+        self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -272,13 +281,12 @@ class EmpowermentAgent(Agent):
         rows.reserve(m)
         s = slice(rows.size, rows.size + m)
         pid = t.pair_id[e, partners]
-        rows.lo[s] = np.minimum(partners, e)
-        rows.hi[s] = np.maximum(partners, e)
+        np.minimum(partners, e, out=rows.lo[s])
+        np.maximum(partners, e, out=rows.hi[s])
         a, b, c, d, ps, top, dtop = self._prior_terms(pid)
-        code = self.known[pid]
+        code = self.known.take(pid)
         rows.ps[s], rows.top[s], rows.dtop[s], rows.code[s] = ps, top, dtop, code
-        frozen = code != UNKNOWN
-        rows.frozen[s] = frozen
+        frozen = np.not_equal(code, UNKNOWN, out=rows.frozen[s])
         if frozen.any():
             a[frozen] = self._known_values(code[frozen])
             b[frozen] = c[frozen] = d[frozen] = 0.0
@@ -292,13 +300,14 @@ class EmpowermentAgent(Agent):
         ps = t.p_success[pid]
         rho = t.resid[pid]
         top = t.top_idx[pid]
-        dtop = t.top_p[pid] - rho[:, None]
-        a = ps * (t.expect[pid] + (dtop * self.u[top]).sum(axis=1))
+        dtop = np.subtract(t.top_p[pid], rho[:, None], dtype=np.float64)
+        # take: the same gather as indexing, faster with a 2-D index
+        a = ps * (t.expect[pid] + (dtop * self.u.take(top)).sum(axis=1))
         b = ps * rho
         if not self.renormalise:  # c and d are read only when renormalising
             return a, b, b, b, ps, top, dtop
-        c = (dtop * self.owned[top]).sum(axis=1)
-        return a, b, c, rho.copy(), ps, top, dtop
+        c = (dtop * self.owned.take(top)).sum(axis=1)
+        return a, b, c, rho, ps, top, dtop
 
     def _known_values(self, code: np.ndarray) -> np.ndarray:
         """Value of pairs with a known outcome: a received success is worth EmpItem of its
@@ -348,8 +357,15 @@ class EmpowermentAgent(Agent):
 
     # -- values ------------------------------------------------------------------------------
 
-    def _values(self, a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
-        values = b * self.u_sum
+    def _values(
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        c: np.ndarray,
+        d: np.ndarray,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        values = np.multiply(b, self.u_sum, out=out)
         values += a
         if self.renormalise:
             den = d * -float(self.n_owned)
@@ -360,19 +376,35 @@ class EmpowermentAgent(Agent):
         return values
 
     def _social_pairs(self, extra: np.ndarray) -> np.ndarray:
-        """Pair ids of the pairs that need a social element the agent does not own."""
-        pool = np.concatenate([self.inventory_ids[: len(self.inventory)], extra])
-        m, k = len(self.inventory), extra.size
-        counts = m + 1 + np.arange(k)
-        firsts = np.repeat(pool[m:], counts)
-        within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        pid: np.ndarray = self.tables.pair_id[firsts, pool[within]]
-        return pid
+        """Pair ids of the pairs that need a social element the agent does not own: each
+        extra element with the inventory, the extra elements before it and itself (the
+        upper-triangle order of the pool ``inventory + extra``)."""
+        m = len(self.inventory)
+        pool = np.concatenate([self.inventory_ids[:m], extra])
+        pair_id = self.tables.pair_id
+        if extra.size == 1:  # the common case: one gather
+            pid: np.ndarray = pair_id[extra[0], pool]
+            return pid
+        return np.concatenate([pair_id[e, pool[: m + i + 1]] for i, e in enumerate(extra)])
+
+    def _social_values(self, pid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Empowerment of social pairs ``pid``, and whether each outcome is known."""
+        a, b, c, d, *_ = self._prior_terms(pid)
+        values = self._values(a, b, c, d)
+        code = self.known[pid]
+        known = code != UNKNOWN
+        if known.any():
+            values[known] = self._known_values(code[known])
+        return values, known
 
     def candidate_values(
         self, social: Sequence[int]
     ) -> tuple[CandidatePairs, np.ndarray, np.ndarray]:
-        """Every candidate pair, its empowerment, and whether its outcome is unknown."""
+        """Every candidate pair, its empowerment, and whether its outcome is unknown.
+
+        The lasting candidates come first, in row order, then the pairs needing a social
+        element (see :meth:`_social_pairs`); choices index into this order.
+        """
         t, rows = self.tables, self.rows
         n = rows.size
         values = rows.value[:n]  # a view: read only
@@ -387,12 +419,7 @@ class EmpowermentAgent(Agent):
         if not extra.size:
             return CandidatePairs(lo, hi, flags), values, untried
         pid = self._social_pairs(extra)
-        a, b, c, d, *_ = self._prior_terms(pid)
-        s_values = self._values(a, b, c, d)
-        code = self.known[pid]
-        s_known = code != UNKNOWN
-        if s_known.any():
-            s_values[s_known] = self._known_values(code[s_known].astype(np.int64))
+        s_values, s_known = self._social_values(pid)
         pairs = CandidatePairs(
             np.concatenate([lo, t.pair_lo[pid]]),
             np.concatenate([hi, t.pair_hi[pid]]),
@@ -403,27 +430,74 @@ class EmpowermentAgent(Agent):
     # -- choice ------------------------------------------------------------------------------
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        """Draw a pair: the social bias of :func:`choose_biased`, then a softmax over the
+        options' empowerment.
+
+        The same draw as building every candidate (:meth:`candidate_values`) and calling
+        :func:`choose_biased`, without materialising what the draw does not read: the
+        options are the positive rows and social pairs, in candidate order, and the pairs
+        using a social item are looked for only when the bias asks for them.
+        """
         if self.noise is None:
             self._start(rng)
         for e in state.inventory[len(self.inventory) :]:
             self._gain(e)
+        rows = self.rows
+        n = rows.size
+        values = rows.value[:n]
+        positive = values > ZERO
+        options = np.flatnonzero(positive)
+        if not social:
+            if not options.size:
+                return self._choose_worthless(social, rng)
+            k = int(options[self._softmax_pick(values[options], rng)])
+            return int(rows.lo[k]), int(rows.hi[k])
+        soc = np.asarray(social, dtype=np.intp)
+        mine = self.owned[soc]
+        extra = soc[~mine]
+        if extra.size:
+            pid = self._social_pairs(extra)
+            s_values = self._social_values(pid)[0]
+            s_options = np.flatnonzero(s_values > ZERO)
+        else:
+            s_options = options[:0]
+        if not options.size and not s_options.size:
+            return self._choose_worthless(social, rng)
+        # Some candidate always uses a social item (at least the self-pair of each), so
+        # choose_biased always draws here.
+        if rng.random() < self.p_social:
+            owned_social = soc[mine]
+            if owned_social.size:
+                in_social = np.zeros(self.tables.n, dtype=bool)
+                in_social[owned_social] = True
+                near = positive & (in_social[rows.lo[:n]] | in_social[rows.hi[:n]])
+                near_options = np.flatnonzero(near)
+            else:
+                near_options = options[:0]
+            if near_options.size or s_options.size:
+                options = near_options
+        x = values[options]
+        if s_options.size:
+            x = np.concatenate([x, s_values[s_options]])
+        j = self._softmax_pick(x, rng)
+        if j < options.size:
+            k = int(options[j])
+            return int(rows.lo[k]), int(rows.hi[k])
+        p = int(pid[s_options[j - options.size]])
+        return int(self.tables.pair_lo[p]), int(self.tables.pair_hi[p])
+
+    def _choose_worthless(self, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        """Every candidate is worth 0 (rare): a uniform draw, over the whole candidate set."""
+        self.fallbacks += 1
         pairs, values, untried = self.candidate_values(social)
-        allowed = values > ZERO
-        worthless = not allowed.any()
-        if worthless:
-            self.fallbacks += 1
-            if self.choices.fallback == "untried":
-                allowed = untried
+        allowed = untried if self.choices.fallback == "untried" else values > ZERO
         if social:
             options = choose_biased(pairs, allowed, self.p_social, rng)
         else:  # choose_biased without social items, minus its checks
             options = np.flatnonzero(allowed)
             if not options.size:
                 options = np.arange(values.size)
-        if worthless:
-            k = int(options[rng.integers(options.size)])
-        else:
-            k = int(options[self._softmax_pick(values[options], rng)])
+        k = int(options[rng.integers(options.size)])
         return int(pairs.lo[k]), int(pairs.hi[k])
 
     def _softmax_pick(self, values: np.ndarray, rng: np.random.Generator) -> int:
