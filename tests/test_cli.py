@@ -270,3 +270,28 @@ def test_help_documents_every_option() -> None:
     for option in ("--agents", "--steps", "--sims", "--seed", "--agent-type", "--variant",
                    "--ablate", "--recipes", "--json", "--plot"):  # fmt: skip
         assert option in text
+
+
+def test_empowerment_options_reach_the_config(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "emp.json"
+    args = ["--agents", "3", "--steps", "5", "--sims", "2", "--recipes", recipes]
+    result = evaluate("asocial", *args, "--empowerment-choices", "owned=zero", "--json", out)
+    assert result.exit_code == 0, result.output
+    params = json.loads(out.read_text())["config"]["params"]
+    assert params["prior"] == "ngram"
+    assert params["empowerment"]["owned"] == "zero"
+
+
+@pytest.mark.parametrize(
+    ("option", "fragment"),
+    [
+        (["--prior", "bogus"], "unknown prior backend 'bogus'"),
+        (["--empowerment-choices", "owned=weird"], "owned='weird'"),
+        (["--empowerment-choices", "colour=red"], "expected name=value"),
+    ],
+)
+def test_bad_empowerment_options_are_one_line_errors(
+    recipes: Path, option: list[str], fragment: str
+) -> None:
+    args = ["--agents", "3", "--steps", "5", "--sims", "2", "--recipes", recipes]
+    one_line_error(evaluate("asocial", *args, *option), fragment)

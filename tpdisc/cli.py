@@ -104,6 +104,22 @@ PSocialOpt = Annotated[
         help="Probability that an agent with social items restricts itself to pairs using one.",
     ),
 ]
+PriorOpt = Annotated[
+    str,
+    typer.Option(
+        "--prior",
+        help="Element vectors of the empowerment agents' prior: ngram, fasttext:PATH or minilm "
+        "(built and cached on first use; see 'tpdisc prior build').",
+    ),
+]
+ChoicesOpt = Annotated[
+    str,
+    typer.Option(
+        "--empowerment-choices",
+        help="Open modelling choices of empowerment agents, e.g. 'owned=zero,zscore=no' "
+        "(zscore, received, owned, fallback; docs/empowerment.md). Default: the calibrated ones.",
+    ),
+]
 VariantOpt = Annotated[str, typer.Option("--variant", help=f"Domain: {', '.join(VARIANTS)}.")]
 MaxDepthOpt = Annotated[
     int, typer.Option("--max-depth", min=1, help="Depth limit of the depth-limited variant.")
@@ -273,10 +289,20 @@ def make_config(
     p_social: float,
     variant: VariantSpec,
     llm: LLMAgentConfig | None = None,
+    prior: str = "ngram",
+    choices: str = "",
 ) -> SimConfig:
+    from tpdisc.agents.choices import EmpowermentChoices
+
     groups = parse_population(population) if population else ((agent_type, agents),)
     uses_llm = any(kind == "llm" for kind, _ in groups)
-    params = AgentParams(p_social=p_social, beta=beta, llm=llm if uses_llm else None)
+    params = AgentParams(
+        p_social=p_social,
+        beta=beta,
+        prior=prior,
+        empowerment=EmpowermentChoices.parse(choices),
+        llm=llm if uses_llm else None,
+    )
     return SimConfig(
         n_agents=agents,
         n_steps=steps,
@@ -438,6 +464,8 @@ def evaluate_cmd(
     population: PopulationOpt = None,
     beta: BetaOpt = 0.05,
     p_social: PSocialOpt = 0.5,
+    prior: PriorOpt = "ngram",
+    empowerment_choices: ChoicesOpt = "",
     llm_base_url: LLMBaseUrlOpt = None,
     llm_model: LLMModelOpt = None,
     llm_api_key_env: LLMKeyEnvOpt = "OPENAI_API_KEY",
@@ -507,7 +535,9 @@ def evaluate_cmd(
         llm_price_input,
         llm_price_output,
     )
-    config = make_config(agents, steps, agent_type, population, beta, p_social, spec, llm)
+    config = make_config(
+        agents, steps, agent_type, population, beta, p_social, spec, llm, prior, empowerment_choices
+    )
     seeds = list(range(seed, seed + sims))
     with make_executor(executor, workers, address) as pool:
         evaluations = run_evaluations(
@@ -562,6 +592,8 @@ def compare_cmd(
     population: PopulationOpt = None,
     beta: BetaOpt = 0.05,
     p_social: PSocialOpt = 0.5,
+    prior: PriorOpt = "ngram",
+    empowerment_choices: ChoicesOpt = "",
     llm_base_url: LLMBaseUrlOpt = None,
     llm_model: LLMModelOpt = None,
     llm_api_key_env: LLMKeyEnvOpt = "OPENAI_API_KEY",
@@ -596,6 +628,8 @@ def compare_cmd(
         population=population,
         beta=beta,
         p_social=p_social,
+        prior=prior,
+        empowerment_choices=empowerment_choices,
         llm_base_url=llm_base_url,
         llm_model=llm_model,
         llm_api_key_env=llm_api_key_env,
