@@ -216,6 +216,9 @@ class EmpowermentAgent(Agent):
         n_pairs = tables.pair_id.size
         self.known = np.full(n_pairs, UNKNOWN, dtype=np.int16)
         self.row_of = np.full(n_pairs, -1, dtype=np.int32)
+        self._known, self._row_of = memoryview(self.known), memoryview(self.row_of)
+        # rows frozen as a received success, by result: worth 0 once the result is owned
+        self._received_rows: dict[int, list[int]] = {}
         self.rows = _Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
@@ -241,6 +244,7 @@ class EmpowermentAgent(Agent):
         self.noise = 1.0 + NOISE_SD * rng.standard_normal(t.n)
         self.item = t.children_played * self.noise  # EmpItem of an element not owned
         self.owned = np.zeros(t.n, dtype=bool)
+        self._item, self._owned = memoryview(self.item), memoryview(self.owned)
         # u = EmpItem - children of the prior's graph (ownership subtracted as it comes)
         self.u = self.item - t.children_prior
         self.u_sum = float(self.u.sum())
@@ -263,17 +267,21 @@ class EmpowermentAgent(Agent):
             self.u[e] -= worth
             self.u_sum -= worth
             self.n_owned += 1
-        if n:
-            # received successes whose result the agent now owns are worth nothing
-            rows.a[np.flatnonzero(rows.code[:n] == e)] = 0.0
+        # received successes whose result the agent now owns are worth nothing (a row frozen
+        # since may have learnt another code: an own attempt, another result of the pair)
+        for r in self._received_rows.pop(e, ()):
+            if rows.code[r] == e:
+                rows.a[r] = 0.0
         self.owned[e] = True
         self.inventory_ids[len(self.inventory)] = e
         self.inventory.append(e)
         self._add_rows(e, self.inventory_ids[: len(self.inventory)])
         # Σu and n_owned changed: every lasting candidate's value moves (once per gain;
-        # other steps only touch the rows whose outcome became known).
+        # other steps only touch the rows whose outcome became known). Frozen rows keep
+        # their value, ``a``, whatever their other terms hold.
         n = rows.size
-        self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
+        value = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
+        np.copyto(value, rows.a[:n], where=rows.frozen[:n])
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -289,7 +297,8 @@ class EmpowermentAgent(Agent):
         frozen = np.not_equal(code, UNKNOWN, out=rows.frozen[s])
         if frozen.any():
             a[frozen] = self._known_values(code[frozen])
-            b[frozen] = c[frozen] = d[frozen] = 0.0
+            for r in np.flatnonzero(code >= 0).tolist():
+                self._received_rows.setdefault(int(code[r]), []).append(rows.size + r)
         rows.a[s], rows.b[s], rows.c[s], rows.d[s] = a, b, c, d
         self.row_of[pid] = np.arange(rows.size, rows.size + m, dtype=np.int32)
         rows.size += m
@@ -317,32 +326,39 @@ class EmpowermentAgent(Agent):
         return value
 
     # -- knowledge ---------------------------------------------------------------------------
+    # Knowledge arrives a pair at a time (about five memories per agent-step), so this is
+    # scalar work. ``known`` and ``row_of`` are read and written through memoryviews: a
+    # Python-int access costs a third of a numpy scalar access. A frozen row keeps its
+    # value in ``a`` and ``value``; its other terms are never read (see ``_gain``).
+
+    def _freeze(self, r: int, code: int, value: float) -> None:
+        rs = self.rows
+        rs.code[r], rs.frozen[r] = code, True
+        rs.a[r] = rs.value[r] = value
+        if code >= 0:
+            self._received_rows.setdefault(code, []).append(r)
 
     def _learn(self, pid: int, code: int) -> None:
-        known = self.known
+        known = self._known
         if known[pid] == OWN_SUCCESS:
             return
         known[pid] = code
-        r = int(self.row_of[pid])
+        r = self._row_of[pid]
         if r >= 0:
-            rs = self.rows
-            rs.code[r], rs.frozen[r] = code, True
-            rs.a[r] = rs.value[r] = self.item[code] * (not self.owned[code]) if code >= 0 else 0.0
-            rs.b[r] = rs.c[r] = rs.d[r] = 0.0
+            self._freeze(r, code, self._item[code] * (not self._owned[code]) if code >= 0 else 0.0)
 
     def observe_own(self, a: int, b: int, result: int) -> None:
         # Own attempts are always worth 0 afterwards: a failure, or a result now owned.
-        pid = int(self.tables.pair_id[a, b])
+        n = self.tables.n
+        lo, hi = (a, b) if a <= b else (b, a)
+        pid = lo * n - lo * (lo - 1) // 2 + hi - lo  # the pair_id table, without numpy
         code = FAILURE if result == FAILED else OWN_SUCCESS
-        self.known[pid] = code
-        r = int(self.row_of[pid])
+        self._known[pid] = code
+        r = self._row_of[pid]
         if r >= 0:
-            rs = self.rows
-            rs.code[r], rs.frozen[r] = code, True
-            rs.a[r] = rs.b[r] = rs.c[r] = rs.d[r] = rs.value[r] = 0.0
+            self._freeze(r, code, 0.0)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
-        # A few memories per step: scalar work beats building arrays.
         n = self.tables.n
         keep_results = self.choices.received == "item"
         for a, b, r in memories:
