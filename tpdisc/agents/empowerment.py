@@ -216,7 +216,7 @@ class EmpowermentAgent(Agent):
         n_pairs = tables.pair_id.size
         self.known = np.full(n_pairs, UNKNOWN, dtype=np.int16)
         self.row_of = np.full(n_pairs, -1, dtype=np.int32)
-        self._known, self._row_of = memoryview(self.known), memoryview(self.row_of)
+        self._known, self._row_of = self.known.data, self.row_of.data  # memoryviews
         # rows frozen as a received success, by result: worth 0 once the result is owned
         self._received_rows: dict[int, list[int]] = {}
         self.rows = _Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
@@ -244,7 +244,7 @@ class EmpowermentAgent(Agent):
         self.noise = 1.0 + NOISE_SD * rng.standard_normal(t.n)
         self.item = t.children_played * self.noise  # EmpItem of an element not owned
         self.owned = np.zeros(t.n, dtype=bool)
-        self._item, self._owned = memoryview(self.item), memoryview(self.owned)
+        self._item, self._owned = self.item.data, self.owned.data
         # u = EmpItem - children of the prior's graph (ownership subtracted as it comes)
         self.u = self.item - t.children_prior
         self.u_sum = float(self.u.sum())
