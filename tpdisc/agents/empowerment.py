@@ -412,8 +412,11 @@ class EmpowermentAgent(Agent):
         values = self._values(a, b, c, d)
         code = self.known[pid]
         known = code != UNKNOWN
-        if known.any():
-            values[known] = self._known_values(code[known])
+        if known.any():  # mostly failures: worth 0, as _known_values would say
+            values[known] = 0.0
+            success = code >= 0
+            if success.any():
+                values[success] = self._known_values(code[success])
         return values, known
 
     def candidate_values(
