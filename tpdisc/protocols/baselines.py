@@ -10,13 +10,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
+
+# networkx (about 0.1 s to import) is imported where a graph is built: a command that only
+# names baselines, or hands their simulations to worker processes, never needs it.
+if TYPE_CHECKING:
+    import networkx as nx
 
 Exchange = dict[int, list[tuple[int, int]]]
 
@@ -64,6 +68,8 @@ class NetworkSharing:
         self.neighbours: list[list[int]] = [sorted(graph.neighbors(i)) for i in range(n_agents)]
 
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+        import networkx as nx
+
         return nx.empty_graph(n_agents)
 
     def share_memories(self, i_step: int, agent_states: AgentStates) -> Exchange:
@@ -79,6 +85,8 @@ class NetworkSharing:
 def random_dyads(n_agents: int, rng: np.random.Generator) -> nx.Graph:
     """A random perfect matching; with an odd count the last agent joins a random dyad,
     which becomes a triad (all three linked)."""
+    import networkx as nx
+
     order = [int(i) for i in rng.permutation(n_agents)]
     graph = nx.empty_graph(n_agents)
     graph.add_edges_from(zip(order[0::2], order[1::2], strict=False))
@@ -113,6 +121,8 @@ class GraphSharing(NetworkSharing):
         super().__init__(n_agents, n_steps, seed, n_memories=n_memories, p_share=p_share)
 
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+        import networkx as nx
+
         return nx.gnp_random_graph(n_agents, self.p_edge, seed=int(rng.integers(2**31)))
 
 
@@ -133,6 +143,8 @@ class Ring(NetworkSharing):
         super().__init__(n_agents, n_steps, seed, n_memories=n_memories, p_share=p_share)
 
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+        import networkx as nx
+
         return nx.watts_strogatz_graph(n_agents, min(self.k, n_agents - 1), 0.0)
 
 
@@ -154,6 +166,8 @@ class SmallWorld(NetworkSharing):
         super().__init__(n_agents, n_steps, seed, n_memories=n_memories, p_share=p_share)
 
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+        import networkx as nx
+
         k = min(self.k, n_agents - 1)
         return nx.watts_strogatz_graph(n_agents, k, self.rewire, seed=int(rng.integers(2**31)))
 
@@ -175,6 +189,8 @@ class Caveman(NetworkSharing):
         super().__init__(n_agents, n_steps, seed, n_memories=n_memories, p_share=p_share)
 
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+        import networkx as nx
+
         size = max(2, min(self.clique_size, n_agents))
         caves = max(2, math.ceil(n_agents / size))
         graph = nx.Graph(nx.connected_caveman_graph(caves, size).subgraph(range(n_agents)))
@@ -205,6 +221,8 @@ class Multilevel(NetworkSharing):
         super().__init__(n_agents, n_steps, seed, n_memories=n_memories, p_share=p_share)
 
     def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+        import networkx as nx
+
         module = [i * 4 // n_agents for i in range(n_agents)]
         graph = nx.empty_graph(n_agents)
         for i in range(n_agents):
