@@ -7,8 +7,8 @@ import pytest
 
 from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
-from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.candidates import choose_biased
+from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.empowerment import (
     FAILURE,
     OWN_SUCCESS,
