@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tpdisc.agents.base import AgentContext, AgentParams, AgentState
+from tpdisc.agents.candidates import candidate_pairs, choose_biased
 from tpdisc.agents.stochastic import StochasticAgent
 from tpdisc.domain.recipes import RecipeGraph
 
@@ -95,3 +96,32 @@ def test_seeded_choices() -> None:
         return [agent.choose(state, [7], rng) for _ in range(30)]
 
     assert seq(3) == seq(3) and seq(3) != seq(4)
+
+
+def reference_choice(
+    agent: StochasticAgent, state: AgentState, social: list[int], rng: np.random.Generator
+) -> tuple[int, int]:
+    """SPEC §2 over the whole candidate set: the social bias, then uniform among untried."""
+    pairs = candidate_pairs(state, social)
+    untried = ~agent.known[pairs.lo * N_ELEMENTS + pairs.hi]
+    options = choose_biased(pairs, untried, agent.p_social, rng)
+    k = int(options[rng.integers(options.size)])
+    return int(pairs.lo[k]), int(pairs.hi[k])
+
+
+@pytest.mark.parametrize("p_social", [0.0, 0.5, 1.0])
+def test_choices_match_the_whole_candidate_set(p_social: float) -> None:
+    """The agent's shortcuts (keys kept while the inventory stays the same, pairs using a
+    social item looked for only when the bias applies) draw exactly as the definition."""
+    agent = StochasticAgent(N_ELEMENTS, p_social)
+    state = AgentState.start(N_ELEMENTS, [0, 1, 2, 3])
+    socials = [[], [9], [2], [9, 1, 11], [3, 12, 13]]
+    for step, gained in enumerate([None, 5, None, 8, 9]):
+        if gained is not None:
+            state.owned[gained] = True
+            state.inventory.append(gained)
+        agent.observe_received([(0, step % 4, -1), (1, 9, 6)])
+        for social in socials:
+            for seed in range(20):
+                fast = agent.choose(state, social, np.random.default_rng(seed))
+                assert fast == reference_choice(agent, state, social, np.random.default_rng(seed))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tpdisc.agents.base import Agent, AgentContext, AgentState, Memory
-from tpdisc.agents.candidates import biased, candidate_pool
+from tpdisc.agents.candidates import candidate_pool
 from tpdisc.domain.recipes import Pair
 
 
@@ -23,19 +23,36 @@ class StochasticAgent(Agent):
         # {a, b}. Flat and symmetric, so that a pair's key is one multiply-add away from its
         # elements whatever their order.
         self.known = np.zeros(n_elements * n_elements, dtype=bool)
+        # Keys of the inventory's pairs, in candidate order, and the inventory they are for:
+        # they change only when it grows, and most steps have no borrowed item to add.
+        self._pool = np.empty(0, dtype=np.int64)
+        self._keys = np.empty(0, dtype=np.int64)
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> StochasticAgent:
         return cls(ctx.graph.n_elements, ctx.params.p_social)
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        """The draw of :func:`~tpdisc.agents.candidates.biased` over the untried pairs, with
+        only what it reads computed, each in a single pass over the pairs."""
         pool, i, j, is_social = candidate_pool(state, social)
-        # Only what the choice needs, each a single pass over the pairs: keys, and social use.
-        unknown = ~self.known.take((pool * self.n_elements)[i] + pool[j])
-        uses_social = (
-            np.zeros(i.size, dtype=bool) if is_social is None else is_social[i] | is_social[j]
-        )
-        options = biased(uses_social, unknown, self.p_social, rng)
+        if len(state.inventory) == pool.size:  # no borrowed item: the inventory's pairs
+            if not np.array_equal(pool, self._pool):
+                self._pool, self._keys = pool, (pool * self.n_elements)[i] + pool[j]
+            keys = self._keys
+        else:
+            keys = (pool * self.n_elements)[i] + pool[j]
+        unknown = ~self.known.take(keys)
+        options = None
+        # With social items some pair always uses one (its self-pair at least), so the bias
+        # draws whenever there are social items; which pairs use one matters only if it
+        # applies.
+        if is_social is not None and rng.random() < self.p_social:
+            options = np.flatnonzero(unknown & (is_social[i] | is_social[j]))
+        if options is None or not options.size:
+            options = np.flatnonzero(unknown)
+            if not options.size:
+                options = np.arange(unknown.size)
         k = int(options[rng.integers(options.size)])
         a, b = int(pool[i[k]]), int(pool[j[k]])
         return (a, b) if a <= b else (b, a)
