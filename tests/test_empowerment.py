@@ -12,6 +12,7 @@ from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.empowerment import (
     FAILURE,
     OWN_SUCCESS,
+    NEGLIGIBLE,
     UNKNOWN,
     ZERO,
     EmpowermentAgent,
@@ -233,8 +234,19 @@ def reference_choice(
     if worthless:
         k = int(options[rng.integers(options.size)])
     else:
-        k = int(options[agent._softmax_pick(values[options], rng)])
+        k = int(options[softmax_draw(values[options], agent, rng)])
     return int(pairs.lo[k]), int(pairs.hi[k])
+
+
+def softmax_draw(values: np.ndarray, agent: EmpowermentAgent, rng: np.random.Generator) -> int:
+    """SPEC §2's draw: a softmax over every option, in order (the agent leaves out options
+    whose probability is below 1e-17, which a draw tells apart about once in 10^13)."""
+    if values.size == 1:
+        return 0
+    p = softmax_probabilities(values, agent.beta, agent.choices.zscore)
+    cumulative = np.cumsum(p)
+    k = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return min(k, values.size - 1)
 
 
 @pytest.mark.parametrize("p_social", [0.0, 0.5, 1.0])
@@ -254,6 +266,63 @@ def test_choices_match_the_whole_candidate_set(
         for seed in range(30):
             fast = agent.choose(state, social, np.random.default_rng(seed))
             assert fast == reference_choice(agent, social, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("zscore", [True, False])
+def test_draw_over_many_options_matches_the_full_softmax(
+    full: tuple[Prior, np.ndarray], zscore: bool
+) -> None:
+    """Thousands of options, some worth nothing (-inf), plus social ones: the draw that
+    leaves out the negligible options picks what the softmax over every option picks."""
+    prior, _ = full
+    agent, _, _ = start(prior, choices=EmpowermentChoices(zscore=zscore))
+    data = np.random.default_rng(7)
+    x = data.uniform(0.0, 10.0, 3000)
+    x[data.random(x.size) < 0.2] = -np.inf
+    live = np.flatnonzero(np.isfinite(x))
+    extra = data.uniform(5.0, 10.0, 40)
+    compact = np.concatenate([x[live], extra])
+    total, squares = float(x[live].sum()), float(x[live] @ x[live])
+    temperature = agent.beta * (compact.std() if zscore else 1.0)
+    assert (compact < compact.max() - NEGLIGIBLE * temperature).mean() > 0.3  # left out
+    picks = set()
+    for seed in range(300):
+        j = agent._softmax_draw(x, live.size, total, squares, extra, np.random.default_rng(seed))
+        k = softmax_draw(compact, agent, np.random.default_rng(seed))
+        assert j == (live[k] if k < live.size else x.size + k - live.size)
+        picks.add(j)
+    assert len(picks) > 5  # a real draw, not always the best option
+
+
+def test_live_options_follow_every_change_of_value(full: tuple[Prior, np.ndarray]) -> None:
+    """What a decision reads (the options worth something, their sums) stays what a scan of
+    every row gives, through own attempts, received failures and successes, and gains."""
+    prior, _ = full
+    agent, state, rng = start(prior, choices=EmpowermentChoices(owned="zero"))
+    names = ("steam", "lava", "mud", "stone")
+    unowned = [e for e in range(N) if GRAPH.children_count[e] and e not in GRAPH.base]
+    data = np.random.default_rng(3)
+    for step in range(80):
+        if step % 20 == 0:
+            gain(agent, state, names[step // 20], rng)
+        r = int(data.integers(agent.rows.size))  # a lasting candidate, often still an option
+        a, b = int(agent.rows.lo[r]), int(agent.rows.hi[r])
+        kind = data.random()
+        if kind < 0.3:
+            agent.observe_own(a, b, FAILED)
+        elif kind < 0.6:
+            agent.observe_received([(a, b, FAILED)])
+        else:  # a received success: worth its result while the agent lacks it
+            agent.observe_received([(a, b, int(data.choice(unowned)))])
+        agent.choose(state, [], rng)
+        live, rows = agent.live, agent.rows
+        values = rows.value[: rows.size]
+        worth = np.flatnonzero(values > ZERO)
+        assert np.array_equal(live.rows[np.isfinite(live.x)], worth)
+        assert np.array_equal(live.x[np.isfinite(live.x)], values[worth])
+        assert live.count == worth.size
+        assert live.total == pytest.approx(values[worth].sum(), rel=1e-12)
+        assert live.squares == pytest.approx(values[worth] @ values[worth], rel=1e-12)
 
 
 def test_fallback_when_nothing_is_worth_anything(full: tuple[Prior, np.ndarray]) -> None:
