@@ -11,8 +11,8 @@ from tpdisc.agents.candidates import choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.empowerment import (
     FAILURE,
-    OWN_SUCCESS,
     NEGLIGIBLE,
+    OWN_SUCCESS,
     UNKNOWN,
     ZERO,
     EmpowermentAgent,
