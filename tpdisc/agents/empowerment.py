@@ -294,6 +294,7 @@ class EmpowermentAgent(Agent):
         self._received_rows: dict[int, list[int]] = {}
         self.rows = _Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
         self.live = _LiveOptions()
+        self._social_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # until a gain
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
         self._no_social = np.zeros(tables.n * (tables.n + 1) // 2, dtype=bool)
@@ -358,6 +359,7 @@ class EmpowermentAgent(Agent):
         # their value, ``a``, whatever their other terms hold.
         n = rows.size
         self.live.dirty = True
+        self._social_cache.clear()
         value = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
         np.copyto(value, rows.a[:n], where=rows.frozen[:n])
 
@@ -485,10 +487,29 @@ class EmpowermentAgent(Agent):
             return pid
         return np.concatenate([pair_id[e, pool[: m + i + 1]] for i, e in enumerate(extra)])
 
-    def _social_values(self, pid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Empowerment of social pairs ``pid``, and whether each outcome is known."""
+    def _social_prior(self, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pair ids of the pairs needing the social elements ``extra`` (see
+        :meth:`_social_pairs`) and their empowerment before what the agent knows of them.
+
+        For one social element this is kept until the next gain changes it: the same item
+        often comes back in the steps between two gains, and its pairs with the inventory
+        are a late game's largest gather.
+        """
+        single = int(extra[0]) if extra.size == 1 else None
+        cached = self._social_cache.get(single) if single is not None else None
+        if cached is not None:
+            return cached
+        pid = self._social_pairs(extra)
         a, b, c, d, *_ = self._prior_terms(pid)
-        values = self._values(a, b, c, d)
+        prior = (pid, self._values(a, b, c, d))
+        if single is not None:
+            self._social_cache[single] = prior
+        return prior
+
+    def _social_values(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Empowerment of social pairs ``pid`` worth ``prior`` before what the agent knows of
+        them, and whether each outcome is known."""
+        values = prior.copy()
         code = self.known[pid]
         known = code != UNKNOWN
         if known.any():  # mostly failures: worth 0, as _known_values would say
@@ -519,8 +540,8 @@ class EmpowermentAgent(Agent):
         extra = soc[~self.owned[soc]]
         if not extra.size:
             return CandidatePairs(lo, hi, flags), values, untried
-        pid = self._social_pairs(extra)
-        s_values, s_known = self._social_values(pid)
+        pid, prior = self._social_prior(extra)
+        s_values, s_known = self._social_values(pid, prior)
         pairs = CandidatePairs(
             np.concatenate([lo, t.pair_lo[pid]]),
             np.concatenate([hi, t.pair_hi[pid]]),
@@ -558,8 +579,8 @@ class EmpowermentAgent(Agent):
         extra = soc[~mine]
         s_x = None
         if extra.size:
-            pid = self._social_pairs(extra)
-            s_values = self._social_values(pid)[0]
+            pid, prior = self._social_prior(extra)
+            s_values = self._social_values(pid, prior)[0]
             s_options = np.flatnonzero(s_values > ZERO)
             if s_options.size:
                 s_x = s_values.take(s_options)
