@@ -171,6 +171,22 @@ def test_social_items_make_candidates(full: tuple[Prior, np.ndarray]) -> None:
     assert value_of(agent, "lava", "steam", [lava, water, steam]) > 0
 
 
+def test_social_values_follow_gains(full: tuple[Prior, np.ndarray]) -> None:
+    """A social item's pairs are valued once between two gains: after a gain (which moves
+    every value), they are what a fresh computation gives."""
+    prior, _ = full
+    agent, state, rng = start(prior)
+    stone = GRAPH.id_of("stone")
+    before = agent.candidate_values([stone])[1]
+    gain(agent, state, "steam", rng)
+    kept = agent.candidate_values([stone])[1]
+    agent._social_cache.clear()
+    fresh = agent.candidate_values([stone])[1]
+    assert np.array_equal(kept, fresh)
+    social_before, social_after = before[-3:], kept[-3:]  # stone with the inventory, itself
+    assert not np.array_equal(social_before, social_after)
+
+
 def test_noise_is_drawn_once_per_agent(full: tuple[Prior, np.ndarray]) -> None:
     prior, _ = full
     agent, state, rng = start(prior, seed=1)
