@@ -23,6 +23,7 @@ from tpdisc.domain.variants import Domain, VariantSpec, make_domain
 from tpdisc.errors import ProtocolError
 from tpdisc.protocols.baselines import BaselineProtocol, Stochastic
 from tpdisc.protocols.interface import AgentStates
+from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
 
@@ -406,8 +407,10 @@ def test_protocol_gets_fresh_states_each_step(toy: Domain) -> None:
         def share_memories(self, i_step: int, agent_states: AgentStates) -> dict:
             assert set(agent_states) == {0, 1}
             for state in agent_states.values():
-                assert isinstance(state["inventory"], tuple)
-                assert isinstance(state["memories"], tuple)
+                for items in state.values():  # read-only, tuple-like
+                    assert isinstance(items, Snapshot)
+                    assert not hasattr(items, "append") and not hasattr(items, "__setitem__")
+                    assert items == tuple(items)
                 assert all(isinstance(m, tuple) and len(m) == 3 for m in state["memories"])
                 assert all(isinstance(e, str) for e in state["inventory"])
             return {}
@@ -423,6 +426,7 @@ def test_protocol_gets_fresh_states_each_step(toy: Domain) -> None:
     assert len({id(s) for s in keep}) == 5
     # the first step's view was not updated afterwards: one memory each
     assert [len(keep[0][i]["memories"]) for i in (0, 1)] == [1, 1]
+    assert [len(list(keep[0][i]["memories"])) for i in (0, 1)] == [1, 1]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from tests.sandbox.helpers import (
 )
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.protocols.states import Snapshot
 from tpdisc.sandbox import SandboxedSource, SandboxError, open_sandboxed
 from tpdisc.sandbox.runner import SandboxRunner
 
@@ -46,7 +47,8 @@ def test_source_protocol_opens_the_sandbox_unless_trusted() -> None:
         assert not isinstance(runner, SandboxRunner)
 
 
-def test_only_new_memories_cross_the_pipe_and_a_changed_prefix_is_resent() -> None:
+@pytest.mark.parametrize("kind", ["tuples", "snapshots"])
+def test_only_new_memories_cross_the_pipe_and_a_changed_prefix_is_resent(kind: str) -> None:
     echo = """
 class TransmissionProtocol:
     def __init__(self, n_agents, n_steps):
@@ -65,14 +67,37 @@ class TransmissionProtocol:
 """
     runner = open_sandboxed(source_spec(echo), 2, 10, 0)
 
-    def states(n: int, first: str = "fire0") -> dict:
-        memories = tuple(("a", "b", first if k == 0 else f"fire{k}") for k in range(n))
-        inventory = tuple(f"item{k}" for k in range(n + 1))
-        return {a: {"inventory": inventory, "memories": memories} for a in range(2)}
+    lists: dict[str, list] = {"memories": [], "inventory": []}
 
+    def states(n: int, first: str = "fire0") -> dict:
+        memories = [("a", "b", first if k == 0 else f"fire{k}") for k in range(n)]
+        inventory = [f"item{k}" for k in range(n + 1)]
+        if kind == "tuples":
+            return {
+                a: {"inventory": tuple(inventory), "memories": tuple(memories)} for a in range(2)
+            }
+        # as a game hands them: snapshots of lists that grow, a new list when history changed
+        for name, items in (("memories", memories), ("inventory", inventory)):
+            if items[: len(lists[name])] == lists[name]:
+                lists[name].extend(items[len(lists[name]) :])
+            else:
+                lists[name] = items
+        view = {"inventory": Snapshot(lists["inventory"]), "memories": Snapshot(lists["memories"])}
+        return dict.fromkeys(range(2), view)
+
+    sent: list[list] = []
+    updates = runner._updates
+
+    def recording(agent_states: dict) -> tuple:
+        order, new = updates(agent_states)
+        sent.append(new)
+        return order, new
+
+    runner._updates = recording  # type: ignore[method-assign]
     with runner:
         assert runner.share(0, states(1)) == {0: [(0, 0)], 1: [(1, 0)]}
         assert runner.share(1, states(3)) == {0: [(0, 2)], 1: [(1, 2)]}
+        assert [(u[3], len(u[4])) for u in sent[-1]] == [(1, 2), (1, 2)]  # the tails only
         # The first memory changed: the mirror must follow, so the echo now refuses.
         assert runner.share(2, states(4, first="other")) == {}
         assert runner.share(3, states(5)) == {0: [(0, 4)], 1: [(1, 4)]}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -18,8 +18,9 @@ import numpy as np
 
 from tpdisc.errors import ProtocolError
 
-# {agent_id: {"inventory": (name, ...), "memories": ((e1, e2, result_or_None), ...)}}
-AgentStates = dict[int, dict[str, tuple[Any, ...]]]
+# {agent_id: {"inventory": (name, ...), "memories": ((e1, e2, result_or_None), ...)}}, each
+# sequence read-only and tuple-like (a :class:`~tpdisc.protocols.states.Snapshot` in a game)
+AgentStates = dict[int, dict[str, Sequence[Any]]]
 
 
 class ProtocolRunner(ABC):

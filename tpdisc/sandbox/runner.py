@@ -9,9 +9,11 @@ import sys
 import time
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner
+from tpdisc.protocols.states import Snapshot
 from tpdisc.sandbox import codec
 from tpdisc.sandbox.channel import Channel, ReplyTooLarge
 from tpdisc.sandbox.client import WorkerHandle, Zygote, ZygoteError, get_zygote
@@ -57,7 +59,7 @@ class SandboxRunner(ProtocolRunner):
         self.wall_used = 0.0
         self.failure: SandboxError | None = None
         self.order: tuple[int, ...] = ()
-        self.sent: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+        self.sent: dict[int, tuple[Sequence[Any], Sequence[Any]]] = {}  # what the worker has
         self.zygote, seccomp = self._zygote()
         try:
             self.worker: WorkerHandle | None = self.zygote.spawn()
@@ -208,8 +210,9 @@ class SandboxRunner(ProtocolRunner):
     def _updates(self, agent_states: AgentStates) -> tuple[tuple[int, ...] | None, list[Any]]:
         """Only what is new since the last call, per agent.
 
-        States grow by appending, so normally only the tails travel; a prefix that changed
-        (whatever the caller did) is detected and that agent's state is sent again whole.
+        States grow by appending, so normally only the tails travel (a game's snapshots say
+        so at once; other sequences are compared); a prefix that changed (whatever the
+        caller did) is detected and that agent's state is sent again whole.
         """
         order = tuple(agent_states)
         changed = order != self.order
@@ -217,14 +220,16 @@ class SandboxRunner(ProtocolRunner):
             self.order = order
         updates = []
         for agent, state in agent_states.items():
-            inv, mem = tuple(state["inventory"]), tuple(state["memories"])
-            old_inv, old_mem = self.sent.get(agent, ((), ()))
-            keep_inv = len(old_inv) if inv[: len(old_inv)] == old_inv else 0
-            keep_mem = len(old_mem) if mem[: len(old_mem)] == old_mem else 0
-            if agent in self.sent and keep_inv == len(inv) and keep_mem == len(mem):
+            inv, mem = state["inventory"], state["memories"]
+            old = self.sent.get(agent)
+            keep_inv = _kept(old[0], inv) if old else 0
+            keep_mem = _kept(old[1], mem) if old else 0
+            if old and keep_inv == len(inv) and keep_mem == len(mem):
                 continue
-            updates.append((agent, keep_inv, inv[keep_inv:], keep_mem, mem[keep_mem:]))
-            self.sent[agent] = (inv, mem)
+            updates.append(
+                (agent, keep_inv, tuple(inv[keep_inv:]), keep_mem, tuple(mem[keep_mem:]))
+            )
+            self.sent[agent] = (_keepable(inv), _keepable(mem))
         return (order if changed else None), updates
 
     # --- ProtocolRunner ---------------------------------------------------------------
@@ -305,3 +310,16 @@ def open_sandboxed(
     if config is None:
         config = getattr(spec, "sandbox", None) or SandboxConfig()
     return SandboxRunner(spec, n_agents, n_steps, seed, config)
+
+
+def _kept(sent: Sequence[Any], now: Sequence[Any]) -> int:
+    """How many leading items of ``now`` the worker has, ``sent`` being what it was sent."""
+    if isinstance(now, Snapshot) and now.grown_from(sent):
+        return len(sent)
+    return len(sent) if tuple(now[: len(sent)]) == tuple(sent) else 0
+
+
+def _keepable(items: Sequence[Any]) -> Sequence[Any]:
+    """What to remember of a state that was sent: a snapshot as it is (it cannot change),
+    anything else as a copy."""
+    return items if isinstance(items, Snapshot) else tuple(items)

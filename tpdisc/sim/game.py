@@ -27,6 +27,7 @@ from tpdisc.domain.variants import Domain
 from tpdisc.errors import ProtocolError
 from tpdisc.protocols.exchanges import validate_exchanges
 from tpdisc.protocols.interface import AgentStates, ProtocolSpec
+from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.log import TransmissionLog
 from tpdisc.sim.schedule import Schedule
@@ -148,9 +149,10 @@ class Game:
         self.agents[agent_id].observe_own(a, b, result)
 
     def agent_states(self) -> AgentStates:
-        """Fresh, immutable views: a protocol can read everything and change nothing."""
+        """Read-only snapshots of this step: a protocol can read everything and change
+        nothing, and handing them over costs the same at step 1000 as at step 1."""
         return {
-            i: {"inventory": tuple(inv), "memories": tuple(mem)}
+            i: {"inventory": Snapshot(inv), "memories": Snapshot(mem)}
             for i, (inv, mem) in enumerate(
                 zip(self.inventory_names, self.memory_names, strict=True)
             )

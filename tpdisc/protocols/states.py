@@ -1,0 +1,90 @@
+"""What a protocol sees of the agents: read-only snapshots that cost nothing to hand over.
+
+An agent's inventory and memories only ever grow, one item at a time. Copying them into
+fresh tuples at every step, as a plain reading of SPEC §3 would, makes a step cost O(T) and
+a game O(T²): at 1000 steps it was the largest cost of the game outside the agents. A
+:class:`Snapshot` is the first ``n`` items of such a list, fixed when it is made; it reads
+like a tuple (length, indexing, slices, iteration, ``in``, ``count``, ``index``, equality
+with tuples, ``+``) and has no way to change the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import Any, overload
+
+
+class Snapshot(Sequence[Any]):
+    """The first ``length`` items of ``items``, a list that is only ever appended to."""
+
+    __slots__ = ("_items", "_length")
+
+    def __init__(self, items: list[Any], length: int | None = None) -> None:
+        self._items = items
+        self._length = len(items) if length is None else length
+
+    @classmethod
+    def of(cls, items: Sequence[Any]) -> Snapshot:
+        """A snapshot of a copy of ``items`` (for states built outside a game)."""
+        return cls(list(items))
+
+    def grown_from(self, earlier: object) -> bool:
+        """Whether this snapshot extends ``earlier`` (the same list, as long or longer): the
+        items past ``len(earlier)`` are then all that is new."""
+        return (
+            isinstance(earlier, Snapshot)
+            and earlier._items is self._items
+            and earlier._length <= self._length
+        )
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._length)
+            if step > 0:  # bounds within the snapshot: a plain list slice
+                return tuple(self._items[start:stop:step])
+            return tuple(self._items[i] for i in range(start, stop, step))
+        i = index.__index__()
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError("snapshot index out of range")
+        return self._items[i]
+
+    def __iter__(self) -> Iterator[Any]:
+        return islice(self._items, self._length)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Snapshot | tuple):
+            return len(other) == self._length and all(
+                a == b for a, b in zip(self, other, strict=False)
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: object) -> tuple[Any, ...]:
+        if isinstance(other, Snapshot | tuple):
+            return tuple(self) + tuple(other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> tuple[Any, ...]:
+        if isinstance(other, tuple):
+            return other + tuple(self)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Snapshot, (self._items[: self._length],))
