@@ -647,25 +647,30 @@ class EmpowermentAgent(Agent):
         are left out (see there).
         """
         n = count
-        top = x.max() if count else -math.inf
+        top = float(x.max()) if count else -math.inf
         if extra is not None:
             n += extra.size
             total += float(extra.sum())
             squares += float(extra @ extra)
-            top = max(top, extra.max())
-            x = np.concatenate([x, extra])
+            top = max(top, float(extra.max()))
         if n == 1:
-            return int(np.flatnonzero(x > ZERO)[0])
+            return int(np.flatnonzero(x > ZERO)[0]) if count else x.size
         scale = _temperature(n, total, squares, self.beta, self.choices.zscore)
         if scale is None:  # every option equal: uniform, as a softmax of equal weights
             k = min(int(rng.random() * n), n - 1)
-            return int(np.flatnonzero(x > ZERO)[k])
-        band = None
-        if x.size < BAND_MIN:
-            w = x - top
-        else:
-            band = np.flatnonzero(x >= top - NEGLIGIBLE * scale)
+            live = np.flatnonzero(x > ZERO)
+            return int(live[k]) if k < live.size else x.size + k - live.size
+        if x.size + n - count < BAND_MIN:
+            band = None
+            w = x - top if extra is None else np.concatenate([x, extra]) - top
+        else:  # the band of each part; only its values are gathered
+            cutoff = top - NEGLIGIBLE * scale
+            band = np.flatnonzero(x >= cutoff)
             w = x.take(band)
+            if extra is not None:
+                extra_band = np.flatnonzero(extra >= cutoff)
+                band = np.concatenate([band, x.size + extra_band])
+                w = np.concatenate([w, extra.take(extra_band)])
             w -= top
         w *= 1.0 / scale
         np.exp(w, out=w)
