@@ -336,10 +336,10 @@ class EmpowermentAgent(Agent):
                 hit = np.flatnonzero(rows.top[:n] == e)
                 if hit.size:
                     hit_row = hit // rows.k
-                    live = ~rows.frozen[hit_row]
+                    live = ~rows.frozen.take(hit_row)
                     hit, hit_row = hit[live], hit_row[live]
                     d = rows.dtop.reshape(-1).take(hit)
-                    rows.a[hit_row] -= rows.ps[hit_row] * d * worth
+                    rows.a[hit_row] -= rows.ps.take(hit_row) * d * worth
                     rows.c[hit_row] += d
             self.u[e] -= worth
             self.u_sum -= worth
@@ -386,15 +386,15 @@ class EmpowermentAgent(Agent):
     def _prior_terms(self, pid: np.ndarray) -> tuple[np.ndarray, ...]:
         """The (a, b, c, d) terms of pairs ``pid`` (see :class:`_Rows`), and what builds them."""
         t = self.tables
-        ps = t.p_success[pid]
-        rho = t.resid[pid]
+        ps = t.p_success.take(pid)
+        rho = t.resid.take(pid)
         # take: the same gathers as indexing, several times faster for rows of a 2-D table
         # or with a 2-D index
         top = t.top_idx.take(pid, axis=0)
         dtop = t.top_p.take(pid, axis=0).astype(np.float64)
         dtop -= rho[:, None]
         # einsum: the row sums of a product without the product, about twice as fast here
-        a = ps * (t.expect[pid] + np.einsum("ij,ij->i", dtop, self.u.take(top)))
+        a = ps * (t.expect.take(pid) + np.einsum("ij,ij->i", dtop, self.u.take(top)))
         b = ps * rho
         if not self.renormalise:  # c and d are read only when renormalising
             return a, b, b, b, ps, top, dtop
@@ -510,7 +510,7 @@ class EmpowermentAgent(Agent):
         """Empowerment of social pairs ``pid`` worth ``prior`` before what the agent knows of
         them, and whether each outcome is known."""
         values = prior.copy()
-        code = self.known[pid]
+        code = self.known.take(pid)
         known = code != UNKNOWN
         if known.any():  # mostly failures: worth 0, as _known_values would say
             values[known] = 0.0
@@ -607,7 +607,7 @@ class EmpowermentAgent(Agent):
         rows, n = self.rows, self.rows.size
         in_social = np.zeros(self.tables.n, dtype=bool)
         in_social[owned_social] = True
-        near = in_social[rows.lo[:n]] | in_social[rows.hi[:n]]
+        near = in_social.take(rows.lo[:n]) | in_social.take(rows.hi[:n])
         near &= rows.value[:n] > ZERO
         return np.flatnonzero(near)
 
