@@ -20,6 +20,7 @@ from benchlib import full_domain, load, parser, report
 
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.protocols.states import Snapshot
 from tpdisc.sandbox import client
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
@@ -57,8 +58,8 @@ class TransmissionProtocol:
 
 
 def history(variant: str = "", length: int = 1000) -> dict[int, tuple[list[str], list[Memory]]]:
-    """Every agent's inventory and memories over a long game, built once: like the game, each
-    call's state is made of the same element and memory objects, in fresh tuples."""
+    """Every agent's inventory and memories over a long game, built once: like the game's,
+    each call's state is a snapshot of these lists."""
     return {
         a: (
             [f"element{a}_{k}" for k in range(4 + length)],
@@ -74,7 +75,7 @@ def history(variant: str = "", length: int = 1000) -> dict[int, tuple[list[str],
 def states(game: dict[int, tuple[list[str], list[Memory]]], n_memories: int) -> AgentStates:
     """The protocol's view when every agent has ``n_memories`` memories."""
     return {
-        a: {"inventory": tuple(inv[: 4 + n_memories // 3]), "memories": tuple(mem[:n_memories])}
+        a: {"inventory": Snapshot(inv, 4 + n_memories // 3), "memories": Snapshot(mem, n_memories)}
         for a, (inv, mem) in game.items()
     }
 
