@@ -407,10 +407,8 @@ def test_protocol_gets_fresh_states_each_step(toy: Domain) -> None:
         def share_memories(self, i_step: int, agent_states: AgentStates) -> dict:
             assert set(agent_states) == {0, 1}
             for state in agent_states.values():
-                for items in state.values():  # read-only, tuple-like
-                    assert isinstance(items, Snapshot)
-                    assert not hasattr(items, "append") and not hasattr(items, "__setitem__")
-                    assert items == tuple(items)
+                assert isinstance(state["inventory"], tuple)
+                assert isinstance(state["memories"], tuple)
                 assert all(isinstance(m, tuple) and len(m) == 3 for m in state["memories"])
                 assert all(isinstance(e, str) for e in state["inventory"])
             return {}
@@ -426,7 +424,23 @@ def test_protocol_gets_fresh_states_each_step(toy: Domain) -> None:
     assert len({id(s) for s in keep}) == 5
     # the first step's view was not updated afterwards: one memory each
     assert [len(keep[0][i]["memories"]) for i in (0, 1)] == [1, 1]
-    assert [len(list(keep[0][i]["memories"])) for i in (0, 1)] == [1, 1]
+
+
+def test_baselines_read_the_games_snapshots(toy: Domain, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Baselines only count memories: they get the game's snapshots, not copies; protocol
+    code written to the spec gets tuples (see test_protocol_gets_fresh_states_each_step)."""
+    seen: list[AgentStates] = []
+    share = Stochastic.share_memories
+
+    def recording(self: Stochastic, i_step: int, agent_states: AgentStates) -> dict:
+        seen.append(agent_states)
+        return share(self, i_step, agent_states)
+
+    monkeypatch.setattr(Stochastic, "share_memories", recording)
+    run_simulation(toy, stochastic(2, 3), BaselineProtocol("stochastic"), 0)
+    assert len(seen) == 3
+    assert all(isinstance(s[0]["memories"], Snapshot) for s in seen)
+    assert [len(s[1]["memories"]) for s in seen] == [1, 2, 3]
 
 
 @pytest.mark.parametrize(

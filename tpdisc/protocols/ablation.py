@@ -44,4 +44,4 @@ class ReplayProtocol(ProtocolSpec):
     schedule: Schedule
 
     def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
-        return InProcessRunner(self.name, ScheduleReplay(self.schedule, seed))
+        return InProcessRunner(self.name, ScheduleReplay(self.schedule, seed), snapshots=True)

@@ -18,8 +18,9 @@ import numpy as np
 
 from tpdisc.errors import ProtocolError
 
-# {agent_id: {"inventory": (name, ...), "memories": ((e1, e2, result_or_None), ...)}}, each
-# sequence read-only and tuple-like (a :class:`~tpdisc.protocols.states.Snapshot` in a game)
+# {agent_id: {"inventory": (name, ...), "memories": ((e1, e2, result_or_None), ...)}}: tuples
+# for protocol code, the game's snapshots (:class:`~tpdisc.protocols.states.Snapshot`) for
+# the runners and the project's own protocols
 AgentStates = dict[int, dict[str, Sequence[Any]]]
 
 
@@ -75,10 +76,18 @@ def seed_global_generators(seed: int) -> None:
 
 
 class InProcessRunner(ProtocolRunner):
-    """Calls a protocol object directly. Only for code the user trusts."""
+    """Calls a protocol object directly. Only for code the user trusts.
 
-    def __init__(self, name: str, instance: object) -> None:
+    Protocol code written to SPEC §3 gets each state as tuples, made for the call. The
+    project's own protocols that only count memories (the baselines, schedule replays) pass
+    ``snapshots=True`` and read the game's snapshots as they are: no copy of every memory
+    at every step. (Tuples index several times faster than a snapshot, which is what a
+    protocol reading the memories wants.)
+    """
+
+    def __init__(self, name: str, instance: object, *, snapshots: bool = False) -> None:
         self.name = name
+        self._snapshots = snapshots
         share = getattr(instance, "share_memories", None)
         if not callable(share):
             raise ProtocolError(f"{name}: the protocol object has no share_memories method")
@@ -86,6 +95,8 @@ class InProcessRunner(ProtocolRunner):
         self._instance = instance
 
     def share(self, step: int, agent_states: AgentStates) -> object:
+        if not self._snapshots:
+            agent_states = as_tuples(agent_states)
         try:
             return self._share(step, agent_states)
         except Exception as err:
@@ -102,6 +113,14 @@ class InProcessRunner(ProtocolRunner):
         except Exception as err:
             raise ProtocolError(f"{self.name}: {describe_exception(err)} in get_logs") from err
         return list(logs) if isinstance(logs, list | tuple) else []
+
+
+def as_tuples(agent_states: AgentStates) -> AgentStates:
+    """The same states with every sequence a tuple (free for those that already are)."""
+    return {
+        agent: {key: tuple(items) for key, items in state.items()}
+        for agent, state in agent_states.items()
+    }
 
 
 def describe_exception(err: BaseException) -> str:

@@ -112,10 +112,10 @@ class TransmissionProtocol:
 
     def share_memories(self, i_step, agent_states):
         # i_step: 0 .. n_steps - 1
-        # agent_states: {{agent_id: {{"inventory": element names in order of discovery,
-        #                           "memories": (element1, element2, result_or_None) tuples,
+        # agent_states: {{agent_id: {{"inventory": tuple of element names in order of
+        #                               discovery,
+        #                           "memories": tuple of (element1, element2, result_or_None),
         #                               oldest first}}}}  for agent_id in 0 .. n_agents - 1
-        #   both read-only sequences that behave like tuples
         # return {{recipient_id: [(sender_id, memory_index), ...], ...}}
         #   memory_index indexes agent_states[sender_id]["memories"]
         return {{}}

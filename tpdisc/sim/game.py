@@ -149,8 +149,8 @@ class Game:
         self.agents[agent_id].observe_own(a, b, result)
 
     def agent_states(self) -> AgentStates:
-        """Read-only snapshots of this step: a protocol can read everything and change
-        nothing, and handing them over costs the same at step 1000 as at step 1."""
+        """Read-only snapshots of this step, made without copying (the same cost at step 1000
+        as at step 1): the runner turns them into what its protocol reads."""
         return {
             i: {"inventory": Snapshot(inv), "memories": Snapshot(mem)}
             for i, (inv, mem) in enumerate(
