@@ -1,0 +1,25 @@
+"""The ``tpdisc`` command line."""
+
+from __future__ import annotations
+
+import typer
+
+from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
+from tpdisc.cli.prior import prior_app
+from tpdisc.cli.search import archive_cmd, evolve_cmd
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Discover transmission protocols for groups that innovate together "
+    "(Collective Little Alchemy).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("evaluate")(evaluate_cmd)
+app.command("compare")(compare_cmd)
+app.command("variants")(variants_cmd)
+app.command("evolve")(evolve_cmd)
+app.command("archive")(archive_cmd)
+app.add_typer(prior_app, name="prior")

@@ -1,0 +1,5 @@
+"""``python -m tpdisc.cli``: the command line without the installed script."""
+
+from tpdisc.cli import app
+
+app()

@@ -1,0 +1,189 @@
+"""Typer options shared by several commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tpdisc.agents.population import AGENT_TYPES
+from tpdisc.domain.variants import VARIANTS
+from tpdisc.sandbox import UNSAFE_FLAG
+from tpdisc.sim.executors import EXECUTORS
+
+RecipesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--recipes",
+        help="Little Alchemy 2 recipe file (wordcraft JSON). Default: $TPDISC_RECIPES, then "
+        "the user cache, then a checked download of the public copy.",
+        show_default=False,
+    ),
+]
+AgentsOpt = Annotated[int, typer.Option("--agents", "-n", min=1, help="Number of agents.")]
+StepsOpt = Annotated[int, typer.Option("--steps", "-t", min=1, help="Steps per simulation.")]
+SimsOpt = Annotated[
+    int, typer.Option("--sims", min=1, help="Simulations per protocol (seeds SEED..SEED+SIMS-1).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="First seed.")]
+AgentTypeOpt = Annotated[
+    str, typer.Option("--agent-type", help=f"Agent model: {', '.join(AGENT_TYPES)}.")
+]
+PopulationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--population",
+        help="Mixed population, e.g. 'empowerment:4,stochastic:3,llm:3' "
+        "(overrides --agents and --agent-type).",
+        show_default=False,
+    ),
+]
+BetaOpt = Annotated[
+    float, typer.Option("--beta", min=1e-9, help="Softmax temperature of empowerment agents.")
+]
+PSocialOpt = Annotated[
+    float,
+    typer.Option(
+        "--p-social",
+        min=0.0,
+        max=1.0,
+        help="Probability that an agent with social items restricts itself to pairs using one.",
+    ),
+]
+PriorOpt = Annotated[
+    str,
+    typer.Option(
+        "--prior",
+        help="Element vectors of the empowerment agents' prior: ngram, fasttext:PATH or minilm "
+        "(built and cached on first use; see 'tpdisc prior build').",
+    ),
+]
+ChoicesOpt = Annotated[
+    str,
+    typer.Option(
+        "--empowerment-choices",
+        help="Open modelling choices of empowerment agents, e.g. 'owned=zero,zscore=no' "
+        "(zscore, received, owned, fallback; docs/empowerment.md). Default: the calibrated ones.",
+    ),
+]
+VariantOpt = Annotated[str, typer.Option("--variant", help=f"Domain: {', '.join(VARIANTS)}.")]
+MaxDepthOpt = Annotated[
+    int, typer.Option("--max-depth", min=1, help="Depth limit of the depth-limited variant.")
+]
+DropoutSeedOpt = Annotated[
+    int, typer.Option("--dropout-seed", min=0, help="Seed of the item-dropout variant.")
+]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help=f"Where simulations run: {', '.join(EXECUTORS)} (processes: all cores here; "
+        "ray: a Ray cluster, needs Ray: pip install 'tpdisc\\[ray]').",
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Worker processes (default: all cores); with Ray, tasks in flight at once.",
+        show_default=False,
+    ),
+]
+UnsafeOpt = Annotated[
+    bool,
+    typer.Option(
+        UNSAFE_FLAG,
+        help="Where this kernel or platform lacks seccomp, run untrusted protocol files with "
+        "the remaining sandbox layers (own process, limits, no secrets) instead of refusing "
+        "them. UNSAFE: they can then read and write files and use the network. Changes "
+        "nothing where seccomp works.",
+    ),
+]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit",
+        min=0.001,
+        help="CPU seconds a sandboxed protocol may use per simulation (loading, __init__ and "
+        "every call; whole seconds, rounded up); the wall-clock limit is 3 times that.",
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="Ray cluster to join, e.g. 'auto' or 'ray://HOST:10001' (default: start a local "
+        "Ray instance). Only with --executor ray.",
+        show_default=False,
+    ),
+]
+LLMBaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--llm-base-url",
+        help="OpenAI-compatible endpoint of LLM agents (--agent-type llm, or llm in "
+        "--population), e.g. http://localhost:8000/v1.",
+        show_default=False,
+    ),
+]
+LLMModelOpt = Annotated[
+    str | None, typer.Option("--llm-model", help="Chat model of LLM agents.", show_default=False)
+]
+LLMKeyEnvOpt = Annotated[
+    str,
+    typer.Option(
+        "--llm-api-key-env",
+        help="Environment variable holding the LLM agents' API key; the key itself is never "
+        "stored or logged.",
+    ),
+]
+LLMConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--llm-concurrency",
+        min=1,
+        help="Most requests in flight at once per simulation (the LLM agents of a step ask "
+        "together); each worker process runs its own simulation.",
+    ),
+]
+LLMTemperatureOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-temperature",
+        min=0.0,
+        help="Sampling temperature of LLM agents (default: the endpoint's).",
+        show_default=False,
+    ),
+]
+LLMCacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-cache",
+        help="SQLite file of cached LLM answers, so that a rerun of the same seeded "
+        "experiment asks nothing (default: llm-agent-responses.sqlite in the user cache).",
+        show_default=False,
+    ),
+]
+LLMNoCacheOpt = Annotated[
+    bool, typer.Option("--llm-no-cache", help="Ask the endpoint every time; cache nothing.")
+]
+LLMPriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-price-input",
+        min=0.0,
+        help="Dollars per million prompt tokens of --llm-model (for the cost in the results).",
+        show_default=False,
+    ),
+]
+LLMPriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-price-output",
+        min=0.0,
+        help="Dollars per million completion tokens of --llm-model.",
+        show_default=False,
+    ),
+]

@@ -1,0 +1,58 @@
+"""Where the command line writes: stdout and stderr consoles, one-line errors, progress bars."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tpdisc.errors import TpdiscError
+
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def user_errors(func: F) -> F:
+    """Report :class:`TpdiscError` as one line on stderr and exit 1, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except TpdiscError as err:
+            # Messages quote user input and code (``tpdisc[ray]``, ``x[0]``): not rich markup.
+            err_console.print(
+                f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True
+            )
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar; yields ``advance(label)``."""
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=True) as progress:
+        task = progress.add_task(description, total=total)
+
+        def advance(label: str) -> None:
+            progress.update(task, advance=1, description=label)
+
+        yield advance

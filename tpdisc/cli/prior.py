@@ -1,0 +1,60 @@
+"""The ``prior`` sub-commands: build and list the empowerment agents' priors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from tpdisc.cli.options import RecipesOpt
+from tpdisc.cli.output import console, user_errors
+from tpdisc.domain.data import default_graph
+
+prior_app = typer.Typer(
+    help="The empowerment agents' prior: cross-validated P(success) and P(result) per pair.",
+    no_args_is_help=True,
+)
+
+
+@prior_app.command("build")
+@user_errors
+def prior_build_cmd(
+    backend: Annotated[
+        str,
+        typer.Option(
+            "--backend",
+            help="Element vectors: 'ngram' (character n-grams, no download), "
+            "'fasttext:PATH' (.vec or .bin), 'minilm' (needs the extra tpdisc[sentence]).",
+        ),
+    ] = "ngram",
+    recipes: RecipesOpt = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Build again even if a sound cached prior exists.")
+    ] = False,
+) -> None:
+    """Build the prior of the recipe graph (or find it in the cache) and show its quality."""
+    from tpdisc.agents.prior.report import quality_table
+    from tpdisc.agents.prior.store import ensure_prior
+
+    prior, path = ensure_prior(default_graph(recipes), backend, rebuild=rebuild)
+    console.print(quality_table([{**prior.meta, "path": str(path)}], "Prior (held-out quality)"))
+
+
+@prior_app.command("show")
+@user_errors
+def prior_show_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the priors in the cache with their held-out quality and build time."""
+    from tpdisc.agents.prior.report import quality_table
+    from tpdisc.agents.prior.store import cached_priors, prior_dir
+
+    rows = cached_priors()
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    elif rows:
+        console.print(quality_table(rows))
+    else:
+        console.print(f"no prior in {prior_dir()}; build one with: tpdisc prior build")
