@@ -103,7 +103,7 @@ def reference_choice(
 ) -> tuple[int, int]:
     """SPEC §2 over the whole candidate set: the social bias, then uniform among untried."""
     pairs = candidate_pairs(state, social)
-    untried = ~agent.known[pairs.lo * N_ELEMENTS + pairs.hi]
+    untried = agent.unknown[pairs.lo * N_ELEMENTS + pairs.hi]
     options = choose_biased(pairs, untried, agent.p_social, rng)
     k = int(options[rng.integers(options.size)])
     return int(pairs.lo[k]), int(pairs.hi[k])

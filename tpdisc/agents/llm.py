@@ -189,7 +189,7 @@ class LLMAgent(Agent):
                 self.counts["llm_fallbacks"] += 1
                 return self.fallback.choose(state, social, rng)
         a, b = self.graph.id_of(first), self.graph.id_of(second)
-        if self.fallback.known[self.fallback.key(a, b)]:
+        if not self.fallback.unknown[self.fallback.key(a, b)]:
             self.counts["llm_repeats"] += 1
         return (a, b) if a <= b else (b, a)
 

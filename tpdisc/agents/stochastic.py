@@ -19,10 +19,10 @@ class StochasticAgent(Agent):
     def __init__(self, n_elements: int, p_social: float) -> None:
         self.p_social = p_social
         self.n_elements = n_elements
-        # known[a * n_elements + b]: the agent has tried or been told the outcome of the pair
-        # {a, b}. Flat and symmetric, so that a pair's key is one multiply-add away from its
-        # elements whatever their order.
-        self.known = np.zeros(n_elements * n_elements, dtype=bool)
+        # unknown[a * n_elements + b]: the agent has neither tried nor been told the outcome of
+        # the pair {a, b} (what a choice reads, so no negation per step). Flat and symmetric,
+        # so that a pair's key is one multiply-add away from its elements whatever their order.
+        self.unknown = np.ones(n_elements * n_elements, dtype=bool)
         # Keys of the inventory's pairs, in candidate order, and the inventory they are for:
         # they change only when it grows, and most steps have no borrowed item to add.
         self._pool = np.empty(0, dtype=np.int64)
@@ -42,7 +42,7 @@ class StochasticAgent(Agent):
             keys = self._keys
         else:
             keys = (pool * self.n_elements)[i] + pool[j]
-        unknown = ~self.known.take(keys)
+        unknown = self.unknown.take(keys)
         options = None
         # With social items some pair always uses one (its self-pair at least), so the bias
         # draws whenever there are social items; which pairs use one matters only if it
@@ -58,11 +58,11 @@ class StochasticAgent(Agent):
         return (a, b) if a <= b else (b, a)
 
     def key(self, a: int, b: int) -> int:
-        """Index of the pair {a, b} in ``known`` (symmetric: either order will do)."""
+        """Index of the pair {a, b} in ``unknown`` (symmetric: either order will do)."""
         return a * self.n_elements + b
 
     def learn(self, a: int, b: int) -> None:
-        self.known[self.key(a, b)] = self.known[self.key(b, a)] = True
+        self.unknown[self.key(a, b)] = self.unknown[self.key(b, a)] = False
 
     def observe_own(self, a: int, b: int, result: int) -> None:
         self.learn(a, b)
