@@ -5,7 +5,7 @@ steps at 10 agents (paired baseline, one core). Reports the CPU time per agent-s
 relative to the 10 × 150 reference: linear cost in agents × steps keeps it near 1 (the
 target is within ±25%).
 
-    python benchmarks/bench_scaling.py [--record] [--budget 30000] [--rounds 3]
+    python benchmarks/bench_scaling.py [--record] [--budget 30000] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> None:
     p.add_argument(
         "--rounds",
         type=int,
-        default=3,
+        default=5,
         help="Rounds over all points, each simulating the same seeds; each simulation keeps "
         "its fastest round, which filters out moments when other work shared the CPU.",
     )
