@@ -47,30 +47,17 @@ def run_evaluations(
                         run.log.to_parquet(path, domain.graph.names)
                 advance(label)
 
-            record = log_dir is not None
-            if ablate:
-                original, ablated = evaluate_ablated(
-                    domain,
-                    config,
-                    spec,
-                    seeds,
-                    executor=executor,
-                    on_result=tick,
-                    record_log=record,
-                )
-                evaluations += [original, ablated]
-            else:
-                evaluations.append(
-                    evaluate(
-                        domain,
-                        config,
-                        spec,
-                        seeds,
-                        executor=executor,
-                        on_result=tick,
-                        record_log=record,
-                    )
-                )
+            evaluate_spec = evaluate_ablated if ablate else evaluate
+            done = evaluate_spec(
+                domain,
+                config,
+                spec,
+                seeds,
+                executor=executor,
+                on_result=tick,
+                record_log=log_dir is not None,
+            )
+            evaluations += done if isinstance(done, tuple) else [done]
             for ev in evaluations[-2 if ablate else -1 :]:
                 ev.protocol = ev.protocol.replace(spec.name, name, 1)
     return evaluations
