@@ -44,10 +44,3 @@ def test_fixed_when_made_while_the_list_grows() -> None:
     assert first[:5] == tuple(MEMORIES[:1])
     assert second.grown_from(first) and not first.grown_from(second)
     assert not second.grown_from(Snapshot(list(items))) and not second.grown_from(tuple(items))
-
-
-def test_of_copies() -> None:
-    items = list(MEMORIES)
-    view = Snapshot.of(items)
-    items.clear()
-    assert len(view) == 3

@@ -646,10 +646,11 @@ class EmpowermentAgent(Agent):
         them; over many options, those more than ``NEGLIGIBLE`` temperatures below the best
         are left out (see there).
         """
-        n = count
+        n, size = count, x.size  # options, and entries (options and -inf ones)
         top = float(x.max()) if count else -math.inf
         if extra is not None:
             n += extra.size
+            size += extra.size
             total += float(extra.sum())
             squares += float(extra @ extra)
             top = max(top, float(extra.max()))
@@ -660,7 +661,7 @@ class EmpowermentAgent(Agent):
             k = min(int(rng.random() * n), n - 1)
             live = np.flatnonzero(x > ZERO)
             return int(live[k]) if k < live.size else x.size + k - live.size
-        if x.size + n - count < BAND_MIN:
+        if size < BAND_MIN:
             band = None
             w = x - top if extra is None else np.concatenate([x, extra]) - top
         else:  # the band of each part; only its values are gathered

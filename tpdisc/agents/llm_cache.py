@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+_ANSWER = "SELECT text, prompt_tokens, completion_tokens FROM responses WHERE key = ?"
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,7 @@ class ResponseCache:
     def get(self, key: str) -> CachedAnswer | None:
         try:
             with self._lock:
-                row = self._db.execute(
-                    "SELECT text, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
-                    (key,),
-                ).fetchone()
+                row = self._db.execute(_ANSWER, (key,)).fetchone()
         except sqlite3.Error as err:
             raise ConfigError(f"LLM response cache {self.path}: {err}") from None
         return CachedAnswer(row[0], int(row[1]), int(row[2])) if row else None
@@ -112,10 +110,7 @@ class ResponseCache:
                         time.time(),
                     ),
                 )
-                row = self._db.execute(
-                    "SELECT text, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
-                    (key,),
-                ).fetchone()
+                row = self._db.execute(_ANSWER, (key,)).fetchone()
         except sqlite3.Error as err:
             raise ConfigError(f"LLM response cache {self.path}: {err}") from None
         return CachedAnswer(row[0], int(row[1]), int(row[2]))

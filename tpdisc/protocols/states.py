@@ -1,11 +1,13 @@
-"""What a protocol sees of the agents: read-only snapshots that cost nothing to hand over.
+"""How the game hands the agents' states to protocol runners: read-only snapshots that
+cost nothing to make.
 
 An agent's inventory and memories only ever grow, one item at a time. Copying them into
-fresh tuples at every step, as a plain reading of SPEC §3 would, makes a step cost O(T) and
-a game O(T²): at 1000 steps it was the largest cost of the game outside the agents. A
-:class:`Snapshot` is the first ``n`` items of such a list, fixed when it is made; it reads
-like a tuple (length, indexing, slices, iteration, ``in``, ``count``, ``index``, equality
-with tuples, ``+``) and has no way to change the game.
+fresh tuples at every step makes a step cost O(T) and a game O(T²). A :class:`Snapshot` is
+the first ``n`` items of such a list, fixed when it is made; it reads like a tuple (length,
+indexing, slices, iteration, ``in``, ``count``, ``index``, equality with tuples, ``+``) and
+has no way to change the game. The baselines read snapshots as they are; protocol code gets
+tuples made from them (see :class:`~tpdisc.protocols.interface.InProcessRunner`), and the
+sandbox runner sends only what a snapshot added.
 """
 
 from __future__ import annotations
@@ -23,11 +25,6 @@ class Snapshot(Sequence[Any]):
     def __init__(self, items: list[Any], length: int | None = None) -> None:
         self._items = items
         self._length = len(items) if length is None else length
-
-    @classmethod
-    def of(cls, items: Sequence[Any]) -> Snapshot:
-        """A snapshot of a copy of ``items`` (for states built outside a game)."""
-        return cls(list(items))
 
     def grown_from(self, earlier: object) -> bool:
         """Whether this snapshot extends ``earlier`` (the same list, as long or longer): the

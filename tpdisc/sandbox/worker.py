@@ -117,8 +117,8 @@ class Session:
         self.max_exchanges: int = init["max_exchanges"]
         self.max_log_bytes: int = init["max_log_bytes"]
         self.order: tuple[int, ...] = ()
-        self.inventories: dict[int, list[Any]] = {}
-        self.memories: dict[int, list[Any]] = {}
+        self.inventories: dict[int, tuple[Any, ...]] = {}
+        self.memories: dict[int, tuple[Any, ...]] = {}
         self.instance: object = None
 
     def fail(self, kind: str, reason: str) -> None:
@@ -161,15 +161,14 @@ class Session:
         if order is not None:
             self.order = order
         for agent, keep_inv, inv_tail, keep_mem, mem_tail in updates:
-            self.inventories[agent] = _extended(self.inventories.get(agent), keep_inv, inv_tail)
-            self.memories[agent] = _extended(self.memories.get(agent), keep_mem, mem_tail)
+            inv = self.inventories.get(agent, ())
+            mem = self.memories.get(agent, ())
+            self.inventories[agent] = (inv if keep_inv == len(inv) else inv[:keep_inv]) + inv_tail
+            self.memories[agent] = (mem if keep_mem == len(mem) else mem[:keep_mem]) + mem_tail
 
     def share(self, step: int) -> None:
-        # Tuples, as SPEC §3 says: made for each call, they index several times faster than
-        # a view would, and protocols read their memories a lot.
         states = {
-            i: {"inventory": tuple(self.inventories[i]), "memories": tuple(self.memories[i])}
-            for i in self.order
+            i: {"inventory": self.inventories[i], "memories": self.memories[i]} for i in self.order
         }
         share: Callable[[int, object], object] = self.instance.share_memories  # type: ignore[attr-defined]
         context = f"in share_memories at step {step}"
@@ -229,15 +228,6 @@ class Session:
                 self.logs()
             else:
                 return
-
-
-def _extended(items: list[Any] | None, keep: int, tail: tuple[Any, ...]) -> list[Any]:
-    """The first ``keep`` of ``items``, then ``tail``: appended in place when nothing is
-    dropped, else a new list."""
-    if items is not None and keep == len(items):
-        items.extend(tail)
-        return items
-    return [*(items or [])[:keep], *tail]
 
 
 def run(fd: int, zygote_pid: int, uid: int, gid: int) -> int:
