@@ -232,7 +232,8 @@ class Pid:
         return os.getpid()
 
 if __name__ == "__main__":
-    pids = set(ProcessExecutor(2).run([Pid() for _ in range(4)]))
+    executor = ProcessExecutor(2)  # kept: a collected executor closes its pool itself
+    pids = set(executor.run([Pid() for _ in range(4)]))
     print(" ".join(map(str, sorted(pids))), flush=True)
     time.sleep(120)
 """
