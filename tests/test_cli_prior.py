@@ -36,3 +36,16 @@ def test_prior_build_bad_backend(toy_file: Path) -> None:
     assert result.exit_code == 1
     assert "unknown prior backend 'x'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_prior_build_seed_is_listed_with_its_fingerprint(toy_file: Path) -> None:
+    for seed in ("0", "3"):
+        result = runner.invoke(app, ["prior", "build", "--recipes", str(toy_file), "--seed", seed])
+        assert result.exit_code == 0, result.output
+    rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
+    prints = {row["fingerprint"]["seed"]: row["fingerprint"] for row in rows}
+    assert set(prints) == {0, 3}
+    assert prints[0]["sha256"] != prints[3]["sha256"]
+    table = runner.invoke(app, ["prior", "show"]).output
+    assert "seed" in table and prints[3]["sha256"][:8] in table
+

@@ -117,7 +117,9 @@ def test_processes_match_serial_on_several_baselines(toy_graph, pool) -> None:
         serial = [fingerprint(r) for r in SerialExecutor().run(tasks)]
         parallel = [fingerprint(r) for r in pool.run(tasks)]
         assert parallel == serial, name
-    assert len({s[1][-1] for s in serial}) > 1  # the seeds really differ
+    # The seeds really differ: the protocol's random schedule does, whatever the agents'
+    # coverage (on this toy graph it can end equal on every seed, depending on the prior).
+    assert len({repr(s[2]) for s in serial}) == len(serial)
 
 
 def test_results_come_back_in_task_order_and_progress_fires_as_they_arrive(pool, tmp_path) -> None:

@@ -109,3 +109,30 @@ def test_rebuild_forces_a_build(toy_graph: RecipeGraph, monkeypatch: pytest.Monk
     ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
     ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None, rebuild=True)
     assert builds == [1, 1]
+
+
+def file_arrays(path: Path) -> dict[str, bytes]:
+    with np.load(path, allow_pickle=False) as npz:
+        return {name: npz[name].tobytes() for name in npz.files if name != "meta"}
+
+
+def test_the_same_seed_gives_the_same_bytes_and_another_seed_another_prior(
+    toy_graph: RecipeGraph, cache: Path
+) -> None:
+    from dataclasses import replace
+
+    first, path = ensure_prior(toy_graph, BACKEND, SMALL)
+    before = file_arrays(path)
+    again, _ = ensure_prior(toy_graph, BACKEND, SMALL, rebuild=True)
+    assert file_arrays(path) == before
+    assert store.fingerprint(again.meta) == store.fingerprint(first.meta)
+    # folds trained in worker processes: the same bytes (each fold has its own stream)
+    ensure_prior(toy_graph, BACKEND, replace(SMALL, processes=2), rebuild=True)
+    assert file_arrays(path) == before
+    other, other_path = ensure_prior(toy_graph, BACKEND, replace(SMALL, seed=1))
+    assert other_path != path
+    assert file_arrays(other_path) != before
+    print_ = store.fingerprint(other.meta)
+    assert print_["seed"] == 1 and print_["key"] == other.meta["key"]
+    assert print_["sha256"] != store.fingerprint(first.meta)["sha256"]
+    assert 0.0 <= print_["quality"]["roc_auc"] <= 1.0

@@ -47,6 +47,7 @@ class AgentParams:
     p_social: float = 0.5
     beta: float = 0.05
     prior: str = "ngram"  # element-vector backend of the empowerment prior (see prior/vectors)
+    prior_seed: int = 0  # the prior's cross-validation folds and model initialisation
     empowerment: EmpowermentChoices = field(default_factory=EmpowermentChoices)
     llm: LLMAgentConfig | None = None  # the chat endpoint of LLM agents
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -83,6 +83,7 @@ class EmpowermentTables:
     top_p: np.ndarray
     children_prior: np.ndarray
     children_played: np.ndarray
+    fingerprint: dict[str, Any] = field(default_factory=dict)  # of the prior (see store)
 
     @classmethod
     def build(cls, prior: Prior, played: RecipeGraph) -> EmpowermentTables:
@@ -90,6 +91,8 @@ class EmpowermentTables:
             raise ValueError(
                 f"prior covers {prior.n_elements} elements, the game has {played.n_elements}"
             )
+        from tpdisc.agents.prior.store import fingerprint
+
         lo, hi = np.triu_indices(prior.n_elements)
         return cls(
             n=prior.n_elements,
@@ -103,6 +106,7 @@ class EmpowermentTables:
             top_p=prior.top_p,
             children_prior=prior.children.astype(np.float64),
             children_played=played.children_count.astype(np.float64),
+            fingerprint=fingerprint(prior.meta) if "key" in prior.meta else {},
         )
 
 
@@ -110,7 +114,7 @@ class EmpowermentTables:
 # worker process unpickles its own copy of the graphs for every simulation. Building the
 # tables (about 70 MB of gathers and casts) once per process, keyed by content, keeps
 # that out of every simulation.
-_TABLES: dict[tuple[int, int, str], EmpowermentTables] = {}
+_TABLES: dict[tuple[int, int, str, int], EmpowermentTables] = {}
 _FINGERPRINTS: dict[int, tuple[RecipeGraph, int]] = {}
 
 
@@ -127,14 +131,18 @@ def _fingerprint(graph: RecipeGraph) -> int:
     return value
 
 
-def shared_tables(source: RecipeGraph, played: RecipeGraph, spec: str) -> EmpowermentTables:
-    """Tables for agents playing ``played`` with the prior of ``source`` and backend ``spec``."""
-    key = (_fingerprint(source), _fingerprint(played), spec)
+def shared_tables(
+    source: RecipeGraph, played: RecipeGraph, spec: str, seed: int = 0
+) -> EmpowermentTables:
+    """Tables for agents playing ``played`` with the prior of ``source``, backend ``spec``
+    and seed ``seed``."""
+    key = (_fingerprint(source), _fingerprint(played), spec, seed)
     tables = _TABLES.get(key)
     if tables is None:
+        from tpdisc.agents.prior.build import PriorSettings
         from tpdisc.agents.prior.store import ensure_prior
 
-        prior, _ = ensure_prior(source, spec)
+        prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed))
         tables = EmpowermentTables.build(prior, played)
         if len(_TABLES) >= 4:
             _TABLES.pop(next(iter(_TABLES)))
@@ -304,13 +312,24 @@ class EmpowermentAgent(Agent):
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
         source = ctx.source_graph if ctx.source_graph is not None else ctx.graph
-        tables = shared_tables(source, ctx.graph, ctx.params.prior)
+        tables = shared_tables(source, ctx.graph, ctx.params.prior, ctx.params.prior_seed)
         return cls(tables, ctx.params.beta, ctx.params.p_social, ctx.params.empowerment)
 
     @classmethod
     def prepare(cls, graph: RecipeGraph, source: RecipeGraph | None, params: AgentParams) -> None:
         """Build (with progress) or load the prior before simulations start."""
-        shared_tables(source if source is not None else graph, graph, params.prior)
+        shared_tables(
+            source if source is not None else graph, graph, params.prior, params.prior_seed
+        )
+
+    @classmethod
+    def describe_model(
+        cls, graph: RecipeGraph, source: RecipeGraph | None, params: AgentParams
+    ) -> dict[str, Any]:
+        """The prior's fingerprint, for results (after :meth:`prepare`, a memo lookup)."""
+        source = source if source is not None else graph
+        tables = shared_tables(source, graph, params.prior, params.prior_seed)
+        return {"prior": tables.fingerprint}
 
     # -- what the agent owns -----------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from tpdisc.agents.base import Agent, AgentContext, AgentParams
 from tpdisc.domain.recipes import RecipeGraph
@@ -46,6 +47,19 @@ def prepare_agents(
         prepare = getattr(agent_class(kind), "prepare", None)
         if callable(prepare):
             prepare(graph, source, params)
+
+
+def describe_agents(
+    graph: RecipeGraph, source: RecipeGraph | None, kinds: Iterable[str], params: AgentParams
+) -> dict[str, dict[str, Any]]:
+    """What each agent type's behaviour depends on beyond its parameters (the empowerment
+    agents' prior fingerprint), by type; for results, after :func:`prepare_agents`."""
+    described = {}
+    for kind in dict.fromkeys(kinds):
+        describe = getattr(agent_class(kind), "describe_model", None)
+        if callable(describe):
+            described[kind] = describe(graph, source, params)
+    return described
 
 
 def parse_population(text: str) -> Population:

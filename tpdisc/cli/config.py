@@ -64,6 +64,7 @@ def make_config(
     llm: LLMAgentConfig | None = None,
     prior: str = "ngram",
     choices: str = "",
+    prior_seed: int = 0,
 ) -> SimConfig:
     from tpdisc.agents.choices import EmpowermentChoices
 
@@ -73,6 +74,7 @@ def make_config(
         p_social=p_social,
         beta=beta,
         prior=prior,
+        prior_seed=prior_seed,
         empowerment=EmpowermentChoices.parse(choices),
         llm=llm if uses_llm else None,
     )

@@ -59,6 +59,15 @@ PriorOpt = Annotated[
         "(built and cached on first use; see 'tpdisc prior build').",
     ),
 ]
+PriorSeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--prior-seed",
+        min=0,
+        help="Seed of the empowerment agents' prior (its cross-validation folds and model "
+        "initialisation): each seed is a different, equally good prior, built once and cached.",
+    ),
+]
 ChoicesOpt = Annotated[
     str,
     typer.Option(

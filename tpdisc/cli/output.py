@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -42,7 +43,12 @@ def user_errors(func: F) -> F:
 
 @contextmanager
 def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]]:
-    """A rich progress bar; yields ``advance(label)``."""
+    """A rich progress bar; yields ``advance(label)``. Without a terminal (a log file, CI),
+    a plain line every 10% instead, so that long runs still show they move."""
+    if not err_console.is_terminal:
+        with _progress_lines(total, description) as advance:
+            yield advance
+        return
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -56,3 +62,21 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]
             progress.update(task, advance=1, description=label)
 
         yield advance
+
+
+@contextmanager
+def _progress_lines(total: int, description: str) -> Iterator[Callable[[str], None]]:
+    started = time.perf_counter()
+    done = 0
+    step = max(1, total // 10)
+
+    def advance(label: str) -> None:
+        nonlocal done
+        done += 1
+        if done % step == 0 or done == total:
+            elapsed = time.perf_counter() - started
+            err_console.print(
+                f"{description}: {done}/{total} ({label}, {elapsed:.0f} s)", highlight=False
+            )
+
+    yield advance

@@ -29,17 +29,30 @@ def prior_build_cmd(
             "'fasttext:PATH' (.vec or .bin), 'minilm' (needs the extra tpdisc[sentence]).",
         ),
     ] = "ngram",
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="Seed of the cross-validation folds and the models' initialisation: each "
+            "seed gives a different, equally good prior (simulations pick one with "
+            "--prior-seed). The same data, backend, settings and seed give the same bytes.",
+        ),
+    ] = 0,
     recipes: RecipesOpt = None,
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Build again even if a sound cached prior exists.")
     ] = False,
 ) -> None:
     """Build the prior of the recipe graph (or find it in the cache) and show its quality."""
+    from tpdisc.agents.prior.build import PriorSettings
     from tpdisc.agents.prior.report import quality_table
-    from tpdisc.agents.prior.store import ensure_prior
+    from tpdisc.agents.prior.store import ensure_prior, fingerprint
 
-    prior, path = ensure_prior(default_graph(recipes), backend, rebuild=rebuild)
-    console.print(quality_table([{**prior.meta, "path": str(path)}], "Prior (held-out quality)"))
+    settings = PriorSettings(seed=seed)
+    prior, path = ensure_prior(default_graph(recipes), backend, settings, rebuild=rebuild)
+    row = {**prior.meta, "path": str(path), "fingerprint": fingerprint(prior.meta)}
+    console.print(quality_table([row], "Prior (held-out quality)"))
 
 
 @prior_app.command("show")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tpdisc.agents.population import prepare_agents
 from tpdisc.cli.output import progress_bar
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain
@@ -35,6 +36,8 @@ def run_evaluations(
     if log_dir:
         log_dir.mkdir(parents=True, exist_ok=True)
     evaluations: list[Evaluation] = []
+    # Before the bar: a first run builds the empowerment prior here, with its own display.
+    prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
     with progress_bar(len(specs) * len(seeds), "simulating") as advance:
         for spec, name in zip(specs, names, strict=True):
             label = f"{name}{' + ablation' if ablate else ''}"
@@ -66,10 +69,14 @@ def run_evaluations(
 def describe_run(
     config: SimConfig, domain: Domain, graph: RecipeGraph, seeds: list[int]
 ) -> dict[str, Any]:
+    from tpdisc.agents.population import describe_agents
+
+    kinds = (kind for kind, _ in config.agents)
     return {
         **config.to_dict(),
         "seeds": seeds,
         "recipes_sha256": graph.sha256,
         "reachable": len(domain.reachable),
         "coverage_counts_start_elements": True,
+        "agent_models": describe_agents(domain.graph, domain.source, kinds, config.params),
     }

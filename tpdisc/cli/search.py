@@ -57,6 +57,14 @@ def evolve_cmd(
     seed: Annotated[
         int | None, typer.Option(min=0, help="Seed of the search's own choices (default: 0).")
     ] = None,
+    prior_seed: Annotated[
+        int | None,
+        typer.Option(
+            "--prior-seed",
+            min=0,
+            help="Seed of the empowerment agents' prior (default: 0; see 'tpdisc prior build').",
+        ),
+    ] = None,
     generation_only: Annotated[
         bool,
         typer.Option(
@@ -127,6 +135,7 @@ def evolve_cmd(
         "n_agents": agents,
         "agent_type": agent_type,
         "seed": seed,
+        "prior_seed": prior_seed,
         "generation_only": generation_only or None,
     }
     llm = LLMOptions(base_url, model, api_key_env, max_cost, price_input, price_output)

@@ -40,6 +40,7 @@ class SearchConfig:
     n_steps: int = 150
     agent_type: str = field(default_factory=_default_agent_type)
     variant: str = "full"
+    prior_seed: int = 0  # the empowerment agents' prior (see tpdisc prior build --seed)
     seed: int = 0
     thompson_lambda: float = 3.0
     contrast_temperature: float = 0.4
@@ -69,6 +70,8 @@ class SearchConfig:
             raise ConfigError(f"warmup must lie in 0..iterations, got {self.warmup}")
         if self.seed < 0:
             raise ConfigError(f"seed must not be negative, got {self.seed}")
+        if self.prior_seed < 0:
+            raise ConfigError(f"prior_seed must not be negative, got {self.prior_seed}")
         if self.thompson_lambda <= 0:
             raise ConfigError(f"thompson_lambda must be positive, got {self.thompson_lambda}")
         if self.contrast_temperature <= 0:
@@ -92,12 +95,14 @@ class SearchConfig:
         self.sim_config()  # agent type and variant checked where they are defined
 
     def sim_config(self, n_steps: int | None = None) -> SimConfig:
+        from tpdisc.agents.base import AgentParams
         from tpdisc.domain.variants import VariantSpec
 
         return SimConfig(
             n_agents=self.n_agents,
             n_steps=n_steps or self.n_steps,
             agent_type=self.agent_type,
+            params=AgentParams(prior_seed=self.prior_seed),
             variant=VariantSpec(self.variant),
         )
 

@@ -9,11 +9,12 @@ the rest of the mass spread evenly.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from tpdisc.domain.recipes import RecipeGraph
 
 # (what is happening, units done, units in all): one unit per model per fold.
 Report = Callable[[str, float, float], None]
+# Below this many pairs a fold trains in well under a second: processes would cost more.
+PARALLEL_MIN_PAIRS = 20_000
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,23 @@ class PriorSettings:
     top_k: int = 16
     chunk: int = 2048
     threads: int = 1
+    # Folds trained at once, each in its own process (0: one per core, at most one per fold,
+    # for graphs large enough to pay the processes' start). Every fold draws from its own
+    # seeded stream, so the prior's bytes do not depend on this.
+    processes: int = 0
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
-        for name in ("chunk", "threads"):  # speed and memory only, not the result
+        for name in ("chunk", "threads", "processes"):  # speed and memory, not the result
             data.pop(name)
         return data
+
+    def worker_count(self, n_pairs: int) -> int:
+        if self.processes:
+            return max(1, min(self.processes, self.folds))
+        if n_pairs < PARALLEL_MIN_PAIRS:
+            return 1
+        return max(1, min(len(os.sched_getaffinity(0)), self.folds))
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,14 @@ class _Accumulator:
     data: PairData
     top_k: int
     exact_pairs: np.ndarray | None
+    PER_PAIR: ClassVar[tuple[str, ...]] = (
+        "p_success",
+        "expect",
+        "top_idx",
+        "top_p",
+        "resid",
+        "predicted_by",
+    )
     p_success: np.ndarray = field(init=False)
     expect: np.ndarray = field(init=False)
     top_idx: np.ndarray = field(init=False)
@@ -178,9 +200,16 @@ def _build(
     k = min(settings.top_k, data.n_elements)
     acc = _Accumulator(data, k, exact_pairs)
     seconds = {"link": 0.0, "result": 0.0}
-    for fold in folds:
-        rng = np.random.default_rng([settings.seed, fold.index])
-        _run_fold(fold, vectors, data, children, settings, rng, acc, notify, total, seconds)
+    workers = settings.worker_count(data.n_pairs)
+    if multiprocessing.current_process().daemon:  # a daemon may not start processes
+        workers = 1
+    if workers == 1:
+        for fold in folds:
+            _run_fold(fold, vectors, data, children, settings, acc, notify, total, seconds)
+    else:
+        jobs = [_FoldJob(fold, vectors, data, children, settings, k, exact_pairs) for fold in folds]
+        for output in _parallel(jobs, workers, notify, total):
+            output.merge_into(acc, seconds)
     if (acc.predicted_by < 0).any():
         raise RuntimeError("some pairs were never predicted: the folds do not cover the data")
     metrics = quality(data, acc.p_success, acc.ranks)
@@ -223,7 +252,6 @@ def _run_fold(
     data: PairData,
     children: np.ndarray,
     settings: PriorSettings,
-    rng: np.random.Generator,
     acc: _Accumulator,
     notify: Report,
     total: float,
@@ -231,6 +259,7 @@ def _run_fold(
 ) -> None:
     # The models get a copy of the data in which the fold's test pairs have no label, so
     # that no prediction can depend on its own pair's outcome, whatever the models do.
+    rng = np.random.default_rng([settings.seed, fold.index])
     visible = data.hiding(fold.test)
     base = 2.0 * fold.index
     name = f"fold {fold.index + 1}/{settings.folds}"
@@ -272,6 +301,96 @@ def _run_fold(
     seconds["link"] += t1 - t0
     seconds["result"] += time.perf_counter() - t1
     notify(f"{name}: done", base + 2, total)
+
+
+@dataclass(frozen=True)
+class _FoldJob:
+    """One fold to train in a worker process (picklable)."""
+
+    fold: Fold
+    vectors: np.ndarray
+    data: PairData
+    children: np.ndarray
+    settings: PriorSettings
+    top_k: int
+    exact_pairs: np.ndarray | None
+
+    def __call__(self) -> _FoldOutput:
+        from threadpoolctl import threadpool_limits
+
+        acc = _Accumulator(self.data, self.top_k, self.exact_pairs)
+        seconds = {"link": 0.0, "result": 0.0}
+        with threadpool_limits(self.settings.threads):
+            _run_fold(
+                self.fold,
+                self.vectors,
+                self.data,
+                self.children,
+                self.settings,
+                acc,
+                lambda what, done, total: None,
+                1.0,
+                seconds,
+            )
+        test = self.fold.test
+        rows = np.flatnonzero(np.isin(self.data.result_pair, test))
+        exact_rows = (
+            None if self.exact_pairs is None else np.flatnonzero(np.isin(self.exact_pairs, test))
+        )
+        return _FoldOutput(
+            index=self.fold.index,
+            test=test,
+            columns={name: getattr(acc, name)[test] for name in _Accumulator.PER_PAIR},
+            rank_rows=rows,
+            ranks=acc.ranks[rows],
+            exact_rows=exact_rows,
+            exact=None if acc.exact is None or exact_rows is None else acc.exact[exact_rows],
+            seconds=seconds,
+        )
+
+
+@dataclass(frozen=True)
+class _FoldOutput:
+    """What a worker's fold predicted, for its own test pairs only."""
+
+    index: int
+    test: np.ndarray
+    columns: dict[str, np.ndarray]
+    rank_rows: np.ndarray
+    ranks: np.ndarray
+    exact_rows: np.ndarray | None
+    exact: np.ndarray | None
+    seconds: dict[str, float]
+
+    def merge_into(self, acc: _Accumulator, seconds: dict[str, float]) -> None:
+        for name, column in self.columns.items():
+            getattr(acc, name)[self.test] = column
+        acc.ranks[self.rank_rows] = self.ranks
+        if acc.exact is not None and self.exact is not None:
+            acc.exact[self.exact_rows] = self.exact
+        for name, value in self.seconds.items():
+            seconds[name] += value
+
+
+def _parallel(
+    jobs: list[_FoldJob], workers: int, notify: Report, total: float
+) -> list[_FoldOutput]:
+    """Run the folds on ``workers`` processes; outputs in fold order whatever finished first."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # Not a plain fork: the parent has threads (a progress bar's, BLAS') whose locks a
+    # forked child would inherit held.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    outputs: list[_FoldOutput] = []
+    notify(f"training {len(jobs)} folds on {workers} processes", 0, total)
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = [pool.submit(job) for job in jobs]
+        for future in as_completed(futures):
+            outputs.append(future.result())
+            done = len(outputs)
+            notify(f"{done}/{len(jobs)} folds trained", 2.0 * done, total)
+    return sorted(outputs, key=lambda o: o.index)
 
 
 def quality(data: PairData, p_success: np.ndarray, ranks: np.ndarray) -> dict[str, Any]:

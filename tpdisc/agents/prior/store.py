@@ -155,16 +155,42 @@ def ensure_prior(
         if report is not None:
             prior, _ = build_prior(graph, backend, settings, report=report)
         else:
+            print(
+                "building the empowerment agents' prior (once for this recipe file, backend "
+                f"and seed {settings.seed}; see 'tpdisc prior')",
+                file=sys.stderr,
+            )
             with progress_report() as bar:
                 prior, _ = build_prior(graph, backend, settings, report=bar)
         save_prior(prior, key, path)
+        if report is None:
+            quality = prior.metrics
+            print(
+                f"prior built in {prior.meta['build']['seconds']:.0f} s (held-out ROC-AUC "
+                f"{quality.get('roc_auc', float('nan')):.3f}, mean rank "
+                f"{quality.get('mean_rank', float('nan')):.1f}) and cached: {path}",
+                file=sys.stderr,
+            )
     return load_prior(path, key), path
 
 
 @contextlib.contextmanager
 def progress_report() -> Iterator[Report]:
-    """A rich progress bar on stderr (one unit per model per fold) while building."""
+    """Progress of a build on stderr: a rich bar on a terminal, else a line per fold."""
     from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        last = [""]
+
+        def line(what: str, done: float, total: float) -> None:
+            head = what.split(":")[0]
+            if head != last[0]:  # one line per fold (or stage), not per epoch
+                last[0] = head
+                console.print(f"building prior: {what} ({done / total:.0%})", highlight=False)
+
+        yield line
+        return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -174,7 +200,7 @@ def progress_report() -> Iterator[Report]:
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("", total=None)
 
         def report(what: str, done: float, total: float) -> None:
@@ -183,13 +209,41 @@ def progress_report() -> Iterator[Report]:
         yield report
 
 
+def fingerprint(meta: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a prior in a result: its cache key, one sha256 over its arrays, the
+    backend, the seed and its held-out quality."""
+    checksums = meta.get("checksums", {})
+    digest = hashlib.sha256(
+        json.dumps([checksums.get(name) for name in Prior.ARRAYS]).encode()
+    ).hexdigest()
+    metrics = meta.get("metrics", {})
+    return {
+        "key": meta.get("key"),
+        "sha256": digest,
+        "backend": meta.get("backend"),
+        "seed": meta.get("settings", {}).get("seed"),
+        "quality": {
+            name: metrics.get(name)
+            for name in (
+                "roc_auc",
+                "mean_rank",
+                "top1",
+                "top10",
+                "mean_p_success_successes",
+                "mean_p_success_failures",
+            )
+        },
+    }
+
+
 def cached_priors() -> list[dict[str, Any]]:
     """Summaries of every prior in the cache (for ``tpdisc prior show``)."""
     rows = []
     for path in sorted(prior_dir().glob("prior-*.npz")):
         try:
             prior = load_prior(path)
-            rows.append({"path": str(path), "ok": True, **prior.meta})
+            meta = prior.meta
+            rows.append({"path": str(path), "ok": True, **meta, "fingerprint": fingerprint(meta)})
         except PriorCacheError as err:
             rows.append({"path": str(path), "ok": False, "error": str(err)})
     return rows
