@@ -42,7 +42,7 @@ from tpdisc.cli.options import (
     WorkersOpt,
 )
 from tpdisc.cli.output import console, user_errors
-from tpdisc.cli.report import llm_usage, results_table, write_figures
+from tpdisc.cli.report import llm_usage, mechanism_table, results_table, write_figures
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import VARIANTS, VariantSpec, make_domain
@@ -50,6 +50,18 @@ from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sandbox import DEFAULT_TIME_LIMIT, SandboxConfig
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import make_executor
+
+# Here rather than in cli/options.py: only these two commands take it.
+DetailsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--details",
+        help="Also print a table, per protocol and agent type, of the mechanism numbers "
+        "(means over sims): inventory size and gain, success rate, fractions of attempts "
+        "re-making a received recipe or result, Jaccard distance between inventories, size "
+        "of their union. The --json results always hold them, under 'mechanism'.",
+    ),
+]
 
 
 @user_errors
@@ -125,6 +137,7 @@ def evaluate_cmd(
     executor: ExecutorOpt = "processes",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
+    details: DetailsOpt = False,
 ) -> None:
     """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
     spec = VariantSpec(variant, max_depth=max_depth, dropout_seed=dropout_seed)
@@ -162,6 +175,8 @@ def evaluate_cmd(
         f"{config.n_steps} steps, {sims} sims, variant {domain.name}"
     )
     console.print(results_table(evaluations, title))
+    if details:
+        console.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
     for line in llm_usage(evaluations):
         console.print(line, highlight=False)
     if json_out:
@@ -220,6 +235,7 @@ def compare_cmd(
     executor: ExecutorOpt = "processes",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
+    details: DetailsOpt = False,
 ) -> None:
     """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
     matrix with significance stars (the README's main job)."""
@@ -257,6 +273,7 @@ def compare_cmd(
         executor=executor,
         workers=workers,
         address=address,
+        details=details,
     )
 
 

@@ -1,4 +1,5 @@
-"""Evaluation results for people: the ranking table, LLM usage lines and figures."""
+"""Evaluation results for people: the ranking table, the mechanism table, LLM usage lines
+and figures."""
 
 from __future__ import annotations
 
@@ -19,6 +20,45 @@ def results_table(evaluations: list[Evaluation], title: str) -> Table:
         table.add_row(
             ev.protocol, f"{ev.mean:.2f} ± {ev.sem:.2f}", f"{min(ev.final)}–{max(ev.final)}"
         )
+    return table
+
+
+def mechanism_table(evaluations: list[Evaluation], title: str) -> Table:
+    """Per protocol (ranked as in :func:`results_table`) and agent type, the mechanism
+    numbers' means over simulations (definitions in :mod:`tpdisc.sim.mechanism`)."""
+    table = Table(
+        title=title,
+        caption="owned: elements an agent owns at the end; gained: the same without start "
+        "elements; success: attempts that made something; re-made pair / result: attempts "
+        "of a pair received as a success / making an element received as a result; "
+        "Jaccard: mean distance between two agents' gains (– with one agent); union: "
+        "distinct elements the type owns",
+    )
+    table.add_column("protocol")
+    table.add_column("agents")
+    for header in ("owned", "gained", "success", "re-made pair", "re-made result", "Jaccard"):
+        # numbers stay whole on narrow terminals: names and headers give way first
+        table.add_column(header, justify="right", min_width=5)
+    table.add_column("union", justify="right", min_width=5)
+
+    def number(value: float | None, spec: str) -> str:
+        return "–" if value is None else format(value, spec)
+
+    for ev in sorted(evaluations, key=lambda e: -e.mean):
+        kinds = list(ev.mechanism.items())
+        for k, (kind, m) in enumerate(kinds):
+            table.add_row(
+                ev.protocol if k == 0 else "",
+                kind,
+                number(m["inventory_size"], ".1f"),
+                number(m["inventory_gain"], ".1f"),
+                number(m["success_rate"], ".3f"),
+                number(m["remake_fraction"], ".3f"),
+                number(m["remake_result_fraction"], ".3f"),
+                number(m["jaccard_distance"], ".3f"),
+                number(m["union_size"], ".1f"),
+                end_section=k == len(kinds) - 1,
+            )
     return table
 
 

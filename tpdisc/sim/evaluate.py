@@ -15,6 +15,7 @@ from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import Executor, ProcessExecutor, Task
 from tpdisc.sim.game import SimResult, run_simulation
+from tpdisc.sim.mechanism import Mechanism, mean_mechanism
 
 R = TypeVar("R")
 
@@ -37,6 +38,8 @@ class Evaluation:
     novel_received: list[int] = field(default_factory=list)
     agent_stats: dict[str, float] = field(default_factory=dict)
     n_agents: int = 1  # to turn the per-simulation totals above into per-agent figures
+    # per agent type, each mechanism number's mean over the simulations (tpdisc.sim.mechanism)
+    mechanism: Mechanism = field(default_factory=dict)
 
     @classmethod
     def from_results(
@@ -55,6 +58,7 @@ class Evaluation:
             novel_received=[r.novel_received for r in results],
             agent_stats=stats,
             n_agents=n_agents,
+            mechanism=mean_mechanism(r.mechanism for r in results),
         )
 
     @property
@@ -85,6 +89,7 @@ class Evaluation:
             "curve_sem": self.curve_sem(),
             "received_per_agent": [float(x) / self.n_agents for x in self.received],
             "agent_stats": self.agent_stats,
+            "mechanism": self.mechanism,
         }
 
 

@@ -11,6 +11,9 @@ that single result, so an agent still gains at most one element per step.
 
 Coverage counts the distinct elements in the union of all inventories, *including* the
 start elements (four in the full game): it is 4 before the first step.
+
+Each result also carries mechanism numbers per agent type (inventory size, success rate,
+remake fractions, Jaccard distance, union), defined in :mod:`tpdisc.sim.mechanism`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from tpdisc.protocols.interface import AgentStates, ProtocolSpec
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.log import TransmissionLog
+from tpdisc.sim.mechanism import Mechanism, summarise
 from tpdisc.sim.schedule import Schedule
 
 
@@ -45,6 +49,8 @@ class SimResult:
     received: int = 0  # memories that passed the bottleneck, all agents together
     novel_received: int = 0  # of those, memories of pairs the learner had not tried itself
     agent_stats: dict[str, float] = field(default_factory=dict)
+    # per agent type: inventory size, success rate, remakes… (see tpdisc.sim.mechanism)
+    mechanism: Mechanism = field(default_factory=dict)
 
     @property
     def final(self) -> int:
@@ -84,8 +90,10 @@ class Game:
         self.config = config
         self.names = self.graph.names
         self.rng, self.protocol_seed, self.agent_rngs = seed_streams(seed, config.n_agents)
+        self.kinds = agent_kinds(config.agents)
         self.agents = build_agents(domain, config)
         starts = [domain.start_inventory(i) for i in range(config.n_agents)]
+        self.n_start = [len(s) for s in starts]
         self.states = [AgentState.start(self.graph.n_elements, s) for s in starts]
         self.inventory_names: list[list[str]] = [[self.names[e] for e in s] for s in starts]
         self.memory_names: list[list[tuple[str, str, str | None]]] = [[] for _ in starts]
@@ -99,6 +107,13 @@ class Game:
         self.log = TransmissionLog() if record_log else None
         self.received = 0
         self.novel_received = 0
+        # Mechanism counters, kept as the game goes so the summary needs no replay: what
+        # each agent was told worked (pairs, results) and how often it re-made it.
+        self.successes = [0] * config.n_agents
+        self.remakes = [0] * config.n_agents
+        self.result_remakes = [0] * config.n_agents
+        self.received_pairs: list[set[tuple[int, int]]] = [set() for _ in starts]
+        self.received_results: list[set[int]] = [set() for _ in starts]
         groups: dict[type[Agent], list[int]] = {}
         for i, agent in enumerate(self.agents):
             groups.setdefault(type(agent), []).append(i)
@@ -145,7 +160,15 @@ class Game:
         self.memory_names[agent_id].append(
             (self.names[a], self.names[b], self.names[result] if result != FAILED else None)
         )
-        self.tried[agent_id].add((a, b) if a <= b else (b, a))
+        key = (a, b) if a <= b else (b, a)
+        self.tried[agent_id].add(key)
+        # Delivery comes after the attempts of a step: these sets hold earlier steps only.
+        if key in self.received_pairs[agent_id]:
+            self.remakes[agent_id] += 1
+        if result != FAILED:
+            self.successes[agent_id] += 1
+            if result in self.received_results[agent_id]:
+                self.result_remakes[agent_id] += 1
         self.agents[agent_id].observe_own(a, b, result)
 
     def agent_states(self) -> AgentStates:
@@ -176,17 +199,33 @@ class Game:
                 self.log.extend(step, learner, entries, sent, kept)
             elements: dict[int, None] = {}
             tried = self.tried[learner]
+            pairs = self.received_pairs[learner]
+            results = self.received_results[learner]
             for a, b, r in memories:
                 elements[a] = elements[b] = None
+                key = (a, b) if a <= b else (b, a)
                 if r != FAILED:
                     elements[r] = None
-                if ((a, b) if a <= b else (b, a)) not in tried:
+                    pairs.add(key)
+                    results.add(r)
+                if key not in tried:
                     self.novel_received += 1
             self.received += len(memories)
             new_social[learner] = list(elements)
             if memories:
                 self.agents[learner].observe_received(memories)
         self.social = new_social
+
+    def mechanism(self) -> Mechanism:
+        return summarise(
+            self.kinds,
+            [s.inventory for s in self.states],
+            self.n_start,
+            [len(s.memories) for s in self.states],  # one memory per attempt
+            self.successes,
+            self.remakes,
+            self.result_remakes,
+        )
 
 
 def run_simulation(
@@ -230,6 +269,7 @@ def run_simulation(
         received=game.received,
         novel_received=game.novel_received,
         agent_stats=stats,
+        mechanism=game.mechanism(),
     )
 
 
