@@ -49,3 +49,16 @@ def test_prior_build_seed_is_listed_with_its_fingerprint(toy_file: Path) -> None
     table = runner.invoke(app, ["prior", "show"]).output
     assert "seed" in table and prints[3]["sha256"][:8] in table
 
+
+def test_results_record_the_prior_fingerprint(toy_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    args = ["evaluate", "asocial", "--recipes", str(toy_file), "--sims", "2", "--steps", "5"]
+    args += ["--agents", "3", "--prior-seed", "2", "--executor", "serial", "--json", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    config = json.loads(out.read_text())["config"]
+    assert config["params"]["prior_seed"] == 2
+    printed = config["agent_models"]["empowerment"]["prior"]
+    rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
+    assert [row["fingerprint"] for row in rows] == [printed]
+    assert printed["seed"] == 2

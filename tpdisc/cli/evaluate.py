@@ -31,6 +31,7 @@ from tpdisc.cli.options import (
     MaxDepthOpt,
     PopulationOpt,
     PriorOpt,
+    PriorSeedOpt,
     PSocialOpt,
     RecipesOpt,
     SeedOpt,
@@ -83,6 +84,7 @@ def evaluate_cmd(
     beta: BetaOpt = 0.05,
     p_social: PSocialOpt = 0.5,
     prior: PriorOpt = "ngram",
+    prior_seed: PriorSeedOpt = 0,
     empowerment_choices: ChoicesOpt = "",
     llm_base_url: LLMBaseUrlOpt = None,
     llm_model: LLMModelOpt = None,
@@ -155,7 +157,17 @@ def evaluate_cmd(
         llm_price_output,
     )
     config = make_config(
-        agents, steps, agent_type, population, beta, p_social, spec, llm, prior, empowerment_choices
+        agents,
+        steps,
+        agent_type,
+        population,
+        beta,
+        p_social,
+        spec,
+        llm,
+        prior,
+        empowerment_choices,
+        prior_seed,
     )
     seeds = list(range(seed, seed + sims))
     with make_executor(executor, workers, address) as pool:
@@ -213,6 +225,7 @@ def compare_cmd(
     beta: BetaOpt = 0.05,
     p_social: PSocialOpt = 0.5,
     prior: PriorOpt = "ngram",
+    prior_seed: PriorSeedOpt = 0,
     empowerment_choices: ChoicesOpt = "",
     llm_base_url: LLMBaseUrlOpt = None,
     llm_model: LLMModelOpt = None,
@@ -250,6 +263,7 @@ def compare_cmd(
         beta=beta,
         p_social=p_social,
         prior=prior,
+        prior_seed=prior_seed,
         empowerment_choices=empowerment_choices,
         llm_base_url=llm_base_url,
         llm_model=llm_model,
