@@ -17,7 +17,7 @@ def test_defaults_follow_the_spec() -> None:
     config = SimConfig(agent_type="stochastic")
     assert (config.n_agents, config.n_steps, config.bottleneck) == (10, 150, 20)
     assert BOTTLENECK == 20
-    assert config.params == AgentParams(p_social=0.5, beta=0.05)
+    assert config.params == AgentParams(p_social=0.5, beta=0.5)
     assert config.variant == VariantSpec("full")
     assert config.agents == (("stochastic", 10),)
 
@@ -53,6 +53,6 @@ def test_frozen_and_serialisable() -> None:
     data = json.loads(json.dumps(config.to_dict()))
     assert data["n_agents"] == 6 and data["agent_type"] == "stochastic"
     assert data["population"] == [["stochastic", 6]]
-    assert (data["params"]["p_social"], data["params"]["beta"]) == (0.5, 0.05)
+    assert (data["params"]["p_social"], data["params"]["beta"]) == (0.5, 0.5)
     assert data["variant"]["name"] == "dropout" and data["bottleneck"] == 20
     assert SimConfig(agent_type="stochastic") == SimConfig(agent_type="stochastic")

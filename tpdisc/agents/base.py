@@ -45,7 +45,7 @@ class AgentParams:
     """Parameters shared by the agent models; each model reads the ones it uses."""
 
     p_social: float = 0.5
-    beta: float = 0.05
+    beta: float = 0.5  # on z-scored values; docs/fidelity.md (the study: 0.05)
     prior: str = "ngram"  # element-vector backend of the empowerment prior (see prior/vectors)
     prior_seed: int = 0  # the prior's cross-validation folds and model initialisation
     empowerment: EmpowermentChoices = field(default_factory=EmpowermentChoices)

@@ -285,7 +285,7 @@ class EmpowermentAgent(Agent):
     def __init__(
         self,
         tables: EmpowermentTables,
-        beta: float = 0.05,
+        beta: float = 0.5,
         p_social: float = 0.5,
         choices: EmpowermentChoices | None = None,
     ) -> None:

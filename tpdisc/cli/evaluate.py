@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from tpdisc.agents.base import AgentParams
 from tpdisc.cli.config import make_config, make_llm_config
 from tpdisc.cli.options import (
     AddressOpt,
@@ -81,7 +82,7 @@ def evaluate_cmd(
     seed: SeedOpt = 0,
     agent_type: AgentTypeOpt = SimConfig.agent_type,
     population: PopulationOpt = None,
-    beta: BetaOpt = 0.05,
+    beta: BetaOpt = AgentParams.beta,
     p_social: PSocialOpt = 0.5,
     prior: PriorOpt = "ngram",
     prior_seed: PriorSeedOpt = 0,
@@ -222,7 +223,7 @@ def compare_cmd(
     seed: SeedOpt = 0,
     agent_type: AgentTypeOpt = SimConfig.agent_type,
     population: PopulationOpt = None,
-    beta: BetaOpt = 0.05,
+    beta: BetaOpt = AgentParams.beta,
     p_social: PSocialOpt = 0.5,
     prior: PriorOpt = "ngram",
     prior_seed: PriorSeedOpt = 0,

@@ -40,7 +40,14 @@ PopulationOpt = Annotated[
     ),
 ]
 BetaOpt = Annotated[
-    float, typer.Option("--beta", min=1e-9, help="Softmax temperature of empowerment agents.")
+    float,
+    typer.Option(
+        "--beta",
+        min=1e-9,
+        help="Softmax temperature of empowerment agents, on z-scored values (0.5 meets the "
+        "reference's anchors on every prior seed, docs/fidelity.md; the study's 0.05 makes "
+        "the agents near copies of each other).",
+    ),
 ]
 PSocialOpt = Annotated[
     float,
