@@ -6,6 +6,11 @@
         cache unless --cache is given), then with stochastic agents; the anchors per seed
     python benchmarks/fidelity.py grid --prior-seeds 0 1 2 --variants "beta=0.05" "beta=0.5"
         the anchors under other model settings, side by side (--cache to reuse priors)
+    python benchmarks/fidelity.py grid --variants "beta=0.05" … --baselines asocial \
+        --no-protocols --save sweep
+        asocial play only (level, per-agent inventory, Jaccard distance), e.g. over beta
+    python benchmarks/fidelity.py swap --prior-seeds 0 1 2 --beta 0.05
+        asocial play with P(success) of one seed's prior and P(result) of another's
     python benchmarks/fidelity.py report
         the markdown tables of docs/fidelity.md again, from the saved JSON
 
@@ -128,6 +133,7 @@ def run_seed(
     pool: Executor,
     recipes: str | None,
     baselines: tuple[str, ...],
+    with_protocols: bool = True,
 ) -> dict[str, Any]:
     graph = default_graph(recipes)
     domain = make_domain(graph)
@@ -135,15 +141,16 @@ def run_seed(
     t0 = time.perf_counter()
     prior = describe_agents(graph, None, ["empowerment"], config.params)["empowerment"]["prior"]
     print(f"prior seed {seed}: {prior['sha256'][:12]} ({time.perf_counter() - t0:.0f} s)")
-    protocols = example_protocols()
+    protocols = example_protocols() if with_protocols else []
     evs = evaluate_all(domain, config, sims, pool, baselines, protocols)
     by_name = {e.protocol: e.mean for e in evs}
+    complete = protocols and all(n in by_name for n in STANDARD_BASELINES)
     return {
         "variant": variant,
         "prior_seed": seed,
         "prior": prior,
         "results": [e.to_json() for e in evs],
-        "anchors": anchors_of(by_name, [p.name for p in protocols]),
+        "anchors": anchors_of(by_name, [p.name for p in protocols]) if complete else None,
     }
 
 
@@ -192,6 +199,8 @@ def anchor_table(runs: list[dict[str, Any]]) -> list[str]:
     ]
     for run in runs:
         a = run["anchors"]
+        if a is None:
+            continue
         std = a["standard_vs_asocial"].values()
         gains = a["protocol_gains"].values()
         abl = a["ablation_vs_asocial"].values()
@@ -206,14 +215,108 @@ def anchor_table(runs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def asocial_table(runs: list[dict[str, Any]]) -> list[str]:
+    """Asocial play per (variant, prior seed): the level and what makes it."""
+    lines = [
+        "| variant | prior seed | asocial coverage | per-agent inventory | Jaccard distance "
+        "| success rate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        for r in run["results"]:
+            if r["protocol"] != "asocial":
+                continue
+            m = r.get("mechanism", {}).get("empowerment", {})
+            lines.append(
+                f"| {run['variant'] or 'default'} | {run['prior_seed']} | {r['mean']:.1f} ± "
+                f"{r['sem']:.1f} | {m.get('inventory_size', float('nan')):.1f} "
+                f"| {m.get('jaccard_distance', float('nan')):.2f} "
+                f"| {m.get('success_rate', float('nan')):.3f} |"
+            )
+    return lines
+
+
+def swap(seeds: list[int], beta: float, sims: int, recipes: str | None) -> dict[str, Any]:
+    """Which part of the prior makes two seeds' agents differ: asocial play with P(success)
+    from one seed's prior and P(result) (its expectation and top results) from another's.
+
+    The mixed priors are injected into this process's table memo, so the simulations run
+    serially here."""
+    import tpdisc.agents.empowerment as empowerment
+    from tpdisc.agents.prior.build import Prior, PriorSettings
+    from tpdisc.agents.prior.store import ensure_prior
+    from tpdisc.sim.executors import SerialExecutor
+
+    graph = default_graph(recipes)
+    domain = make_domain(graph)
+    priors = {s: ensure_prior(graph, "ngram", PriorSettings(seed=s))[0] for s in seeds}
+    rows = []
+    for a in seeds:
+        for b in seeds:
+            mixed = Prior(
+                priors[b].n_elements,
+                priors[a].p_success,
+                priors[b].expect,
+                priors[b].children,
+                priors[b].top_idx,
+                priors[b].top_p,
+                priors[b].resid,
+                {},
+            )
+            fake_seed = 1000 + 100 * a + b  # a memo key no real prior uses
+            key = (empowerment._fingerprint(graph), empowerment._fingerprint(graph), "ngram")
+            empowerment._TABLES[(*key, fake_seed)] = empowerment.EmpowermentTables.build(
+                mixed, graph
+            )
+            config = SimConfig(params=AgentParams(beta=beta, prior_seed=fake_seed))
+            ev = evaluate(
+                domain, config, BaselineProtocol("asocial"), range(sims), executor=SerialExecutor()
+            )
+            m = ev.to_json().get("mechanism", {}).get("empowerment", {})
+            rows.append(
+                {"p_success_seed": a, "result_seed": b, "mean": ev.mean, "sem": ev.sem, **m}
+            )
+            print(
+                f"  P(success) of seed {a}, P(result) of seed {b}: asocial {ev.mean:.1f}, "
+                f"inventory {m.get('inventory_size', 0):.1f}, "
+                f"Jaccard {m.get('jaccard_distance', 0):.2f}",
+                flush=True,
+            )
+    return {**stamp(), "beta": beta, "sims": sims, "rows": rows}
+
+
+def swap_table(data: dict[str, Any]) -> list[str]:
+    lines = [
+        f"β = {data['beta']}: asocial coverage (per-agent inventory, Jaccard distance)",
+        "",
+        "| P(success) from \\ P(result) from | "
+        + " | ".join(f"seed {s}" for s in sorted({r["result_seed"] for r in data["rows"]}))
+        + " |",
+    ]
+    seeds = sorted({r["p_success_seed"] for r in data["rows"]})
+    lines.append("|---" * (len(seeds) + 1) + "|")
+    for a in seeds:
+        cells = [
+            f"{r['mean']:.1f} ({r.get('inventory_size', float('nan')):.1f}, "
+            f"{r.get('jaccard_distance', float('nan')):.2f})"
+            for r in data["rows"]
+            if r["p_success_seed"] == a
+        ]
+        lines.append(f"| seed {a} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report() -> None:
-    for name in ("tables", "grid"):
+    for path in sorted(OUT.glob("swap-beta*.json")):
+        print("\n" + "\n".join(swap_table(json.loads(path.read_text()))))
+    for name in ("tables", "grid", "sweep"):
         path = OUT / f"{name}.json"
         if not path.exists():
             continue
         data = json.loads(path.read_text())
         print(f"\n## {name} (commit {data['commit']}, {data['date']})\n")
         print("\n".join(anchor_table(data["runs"])))
+        print("\n" + "\n".join(asocial_table(data["runs"])))
         if name == "tables":
             for run in data["runs"]:
                 print(f"\n### Prior seed {run['prior_seed']} ({run['prior']['sha256'][:12]})\n")
@@ -226,7 +329,8 @@ def report() -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("what", choices=("tables", "grid", "report"))
+    p.add_argument("what", choices=("tables", "grid", "swap", "report"))
+    p.add_argument("--beta", type=float, default=AgentParams.beta, help="swap: temperature")
     p.add_argument("--prior-seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument(
         "--variants",
@@ -235,6 +339,18 @@ def main() -> None:
         help="grid: model settings, e.g. 'beta=0.05' 'beta=0.5;owned=zero' ('' = defaults)",
     )
     p.add_argument("--sims", type=int, default=30)
+    p.add_argument("--save", default="grid", help="grid: results/fidelity/SAVE.json")
+    p.add_argument(
+        "--baselines",
+        nargs="+",
+        default=list(STANDARD_BASELINES),
+        help="grid: baselines to run (default: the five standard ones)",
+    )
+    p.add_argument(
+        "--no-protocols",
+        action="store_true",
+        help="grid: baselines only (no example protocols, no anchors)",
+    )
     p.add_argument("--recipes", default=None)
     p.add_argument(
         "--cache",
@@ -246,6 +362,13 @@ def main() -> None:
     if args.what == "report":
         report()
         return
+    if args.what == "swap":
+        if args.cache:
+            os.environ["TPDISC_CACHE"] = args.cache
+        data = swap(args.prior_seeds, args.beta, args.sims, args.recipes)
+        save(f"swap-beta{args.beta}", data)
+        print("\n".join(swap_table(data)))
+        return
     os.environ["TPDISC_CACHE"] = args.cache or tempfile.mkdtemp(prefix="tpdisc-fidelity-")
     print(f"cache: {os.environ['TPDISC_CACHE']}")
     runs: list[dict[str, Any]] = []
@@ -253,13 +376,13 @@ def main() -> None:
     with ProcessExecutor() as pool:
         if args.what == "tables":
             for seed in args.prior_seeds:
-                runs.append(run_seed("", seed, args.sims, pool, args.recipes, BASELINES))
+                runs.append(run_seed("", seed, args.sims, pool, args.recipes, tuple(BASELINES)))
                 save("tables", payload)
             graph = default_graph(args.recipes)
             config = SimConfig(agent_type="stochastic")
             print("stochastic agents")
             evs = evaluate_all(
-                make_domain(graph), config, args.sims, pool, BASELINES, example_protocols()
+                make_domain(graph), config, args.sims, pool, tuple(BASELINES), example_protocols()
             )
             names = [p.name for p in example_protocols()]
             payload["stochastic"] = {
@@ -268,7 +391,7 @@ def main() -> None:
             }
             path = save("tables", payload)
         else:
-            saved = OUT / "grid.json"
+            saved = OUT / f"{args.save}.json"
             if saved.exists():  # runs of other variants stay; the same ones are replaced
                 done = json.loads(saved.read_text())["runs"]
                 redo = {(v, s) for v in args.variants for s in args.prior_seeds}
@@ -276,11 +399,19 @@ def main() -> None:
             for variant in args.variants:
                 for seed in args.prior_seeds:
                     print(f"variant {variant or 'default'}, prior seed {seed}")
-                    runs.append(
-                        run_seed(variant, seed, args.sims, pool, args.recipes, STANDARD_BASELINES)
+                    run = run_seed(
+                        variant,
+                        seed,
+                        args.sims,
+                        pool,
+                        args.recipes,
+                        tuple(args.baselines),
+                        not args.no_protocols,
                     )
-                    path = save("grid", payload)
+                    runs.append(run)
+                    path = save(args.save, payload)
     print("\n".join(anchor_table(runs)))
+    print("\n".join(asocial_table(runs)))
     print(f"saved {path}")
 
 
