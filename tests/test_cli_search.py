@@ -119,6 +119,19 @@ def test_resume_extends_and_refuses_changes(tmp_path, recipes) -> None:
     assert changed.exit_code == 1 and "sims=2" in changed.stderr
 
 
+def test_a_search_records_its_prior_and_keeps_its_prior_seed(tmp_path, recipes) -> None:
+    run_dir = tmp_path / "run"
+    args = ["--iterations", "1", "--agent-type", "empowerment", "--prior-seed", "2"]
+    result = evolve(run_dir, recipes, *args)
+    assert result.exit_code == 0, result.output
+    assert "prior_seed: 2" in (run_dir / "config.yaml").read_text()
+    printed = json.loads((run_dir / "agent_models.json").read_text())["empowerment"]["prior"]
+    rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
+    assert printed in [row["fingerprint"] for row in rows] and printed["seed"] == 2
+    changed = evolve(run_dir, recipes, *args[:4], "--prior-seed", "1")
+    assert changed.exit_code == 1 and "prior_seed=2" in changed.stderr
+
+
 def test_archive_errors_are_one_line(tmp_path) -> None:
     result = runner.invoke(app, ["archive", str(tmp_path)])
     assert result.exit_code == 1 and "not a search run directory" in result.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -9,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tpdisc.domain.data import default_graph
-from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.domain.variants import Domain, VariantSpec, make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
@@ -20,6 +22,7 @@ from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
 from tpdisc.sim.executors import Executor
 
 FIGURE_NAME = "best_fitness.png"
+AGENT_MODELS_FILE = "agent_models.json"
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,27 @@ def make_proposer(config: SearchConfig, spent: float) -> Proposer:
     return OfflineProposer()
 
 
+def record_agent_models(run_dir: Path, domain: Domain, config: SearchConfig) -> None:
+    """Write what the agents' behaviour depends on beyond the config (the empowerment
+    prior's fingerprint) to ``agent_models.json``, once; warn when a resumed run's agents
+    would differ (a prior rebuilt with other bytes, on another kind of machine)."""
+    from tpdisc.agents.population import describe_agents, prepare_agents
+
+    sim = config.sim_config()
+    kinds = [kind for kind, _ in sim.agents]
+    prepare_agents(domain.graph, domain.source, kinds, sim.params)
+    described = describe_agents(domain.graph, domain.source, kinds, sim.params)
+    path = run_dir / AGENT_MODELS_FILE
+    if not path.is_file():
+        path.write_text(json.dumps(described, indent=2))
+    elif json.loads(path.read_text()) != described:
+        print(
+            f"warning: {path} records other agent models than this machine's (a prior with "
+            "other bytes?): fitness values of this session may not compare with earlier ones",
+            file=sys.stderr,
+        )
+
+
 def evolve(
     run_dir: Path,
     config: SearchConfig,
@@ -132,6 +156,7 @@ def evolve(
     from tpdisc.search.plots import best_fitness_figure
 
     domain = make_domain(default_graph(recipes), VariantSpec(config.variant))
+    record_agent_models(run_dir, domain, config)
     with Archive(run_dir / Archive.FILE_NAME) as archive:
         spent = archive.spent()
     proposer = make_proposer(config, spent)

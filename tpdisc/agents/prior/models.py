@@ -75,6 +75,9 @@ class LinkSettings:
         )
     )
     oversampling: float = 1.0
+    # Models averaged per fold, each with its own initialisation and oversampling draw
+    # (1: Brändle et al.'s single model).
+    members: int = 1
 
 
 def fit_link(
@@ -91,8 +94,25 @@ def fit_link(
     ``oversampling`` times the failures (as Brändle et al. did); training stops on the
     validation pairs' ROC-AUC.
     """
+    data.check_visible(np.concatenate([fold.train, fold.validation]))
+    if settings.members == 1:
+        return _fit_one_link(vectors, data, fold, settings, rng, on_epoch)
+    predictions = [
+        _fit_one_link(vectors, data, fold, settings, member, on_epoch if i == 0 else None)
+        for i, member in enumerate(rng.spawn(settings.members))
+    ]
+    return np.asarray(np.mean(predictions, axis=0, dtype=np.float64), dtype=np.float32)
+
+
+def _fit_one_link(
+    vectors: np.ndarray,
+    data: PairData,
+    fold: Fold,
+    settings: LinkSettings,
+    rng: np.random.Generator,
+    on_epoch: EpochReport | None,
+) -> np.ndarray:
     train = fold.train
-    data.check_visible(np.concatenate([train, fold.validation]))
     positive = train[data.success[train]]
     negative = train[~data.success[train]]
     if positive.size == 0 or negative.size == 0:
