@@ -78,8 +78,18 @@ def test_never_resends_and_respects_the_bottleneck(path: Path, toy_graph: Recipe
         assert all(t != learner for t, learner in zip(log.teacher, log.learner, strict=True))
 
 
-def test_rarity_first_sends_rarer_results_first_and_only_successes() -> None:
+def successes_sent(out: dict[int, list[tuple[int, int]]], states: dict[int, Any]) -> dict:
+    """recipient -> results of the successful memories it was sent."""
+    results = {}
+    for recipient, memories in out.items():
+        made = [states[sender]["memories"][index][2] for sender, index in memories]
+        results[recipient] = [r for r in made if r is not None]
+    return results
+
+
+def test_rarity_first_gives_each_rare_result_to_few_agents() -> None:
     tp = make("rarity_first", 4)
+    assert type(tp).__init__.__globals__["MAX_HOLDERS"] == 3
     lava = ("earth", "fire", "lava")
     states = {
         0: state(("fire", "water", "steam"), lava),
@@ -88,11 +98,15 @@ def test_rarity_first_sends_rarer_results_first_and_only_successes() -> None:
         3: state(("air", "fire", None)),
     }
     out = tp.share_memories(0, states)
-    # steam has one owner, mud two; lava (three of four) is no longer rare; no failure goes
-    assert out[3] == [(0, 0), (1, 0)]
-    assert out[0] == [(1, 0)]
-    # agent 2 made mud with the same recipe itself
-    assert out[1] == out[2] == [(0, 0)]
+    sent = successes_sent(out, states)
+    got = Counter(r for results in sent.values() for r in results)
+    # steam (one owner) reaches two more agents, mud (two owners) one more; lava is owned by
+    # three of the four agents already and no longer rare
+    assert got == {"steam": 2, "mud": 1}
+    assert all(len(results) <= 1 for results in sent.values())  # one success per step
+    assert "steam" not in sent.get(0, []) and "mud" not in sent.get(1, []) + sent.get(2, [])
+    # secondary: the failure air + fire goes to the agents that could still attempt it
+    assert {r for r, memories in out.items() if (3, 0) in memories} == {0, 1, 2}
     assert tp.share_memories(1, states) == {}
 
 
@@ -105,11 +119,23 @@ def test_ingredient_productivity_prefers_productive_ingredients() -> None:
         1: state(("air", "air", "pressure"), ("air", "earth", None), ("air", "water", None)),
         2: state(),
     }
-    out = tp.share_memories(0, states)[2]
-    assert out[0] == (0, 2)  # fire + fire: the most productive ingredient
-    assert out[-1] == (1, 0)  # air + air: the least
-    assert sorted(out) == [(0, 0), (0, 1), (0, 2), (1, 0)]  # successes only
-    assert 2 not in tp.share_memories(1, states)
+    out = tp.share_memories(0, states)
+    sent = successes_sent(out, states)
+    # fire + fire, the most productive ingredients, goes first, to one of the two agents that
+    # lack it; the other one gets the next best (fire with water or earth), agent 0 pressure
+    assert sorted(sent) == [0, 1, 2] and all(len(r) == 1 for r in sent.values())
+    first, second = sorted(sent[1] + sent[2], key=lambda r: r != "energy")
+    assert first == "energy" and second in ("lava", "steam")
+    assert sent[0] == ["pressure"]
+    # secondary: the failures with air go to the agents holding both ingredients
+    assert sorted(out[0][1:]) == sorted(out[2][1:]) == [(1, 1), (1, 2)]
+    # each recipe goes to a single agent over the whole game
+    given = Counter(r for results in sent.values() for r in results)
+    for step in range(1, 4):
+        for results in successes_sent(tp.share_memories(step, states), states).values():
+            assert len(results) <= 1
+            given.update(results)
+    assert given == {"energy": 1, "steam": 1, "lava": 1, "pressure": 1}
 
 
 def test_targeted_failures_go_only_to_holders_of_both_ingredients() -> None:
@@ -130,18 +156,20 @@ def test_targeted_failures_go_only_to_holders_of_both_ingredients() -> None:
     assert tp.share_memories(2, states) == {}
 
 
-def test_one_step_away_favours_recipes_with_one_owned_ingredient() -> None:
+def test_one_step_away_sends_successes_to_agents_owning_one_ingredient() -> None:
     tp = make("one_step_away", 3)
     states = {
         0: state(("fire", "water", "steam"), ("earth", "steam", "geyser")),
         1: state(("earth", "fire", "lava"), ("earth", "water", "mud"), ("lava", "mud", "brick")),
         2: state(),
     }
-    out = tp.share_memories(0, states)[2]
-    assert out[0] == (0, 1)  # geyser: owns earth, lacks steam
-    assert out[1] == (1, 2)  # brick: owns neither lava nor mud
-    assert sorted(out[2:]) == [(0, 0), (1, 0), (1, 1)]  # it could make these alone
-    assert 2 not in tp.share_memories(1, states)
+    # geyser: agents 1 and 2 own earth and lack steam; steam, lava and mud they could make
+    # from what they own, brick from nothing they own: neither is sent
+    assert tp.share_memories(0, states) == {1: [(0, 1)], 2: [(0, 1)]}
+    assert tp.share_memories(1, states) == {}
+    # once agent 2 makes lava, brick is one step away for it
+    states[2] = state(("earth", "fire", "lava"))
+    assert tp.share_memories(2, states) == {2: [(1, 2)]}
 
 
 def test_specialised_groups_share_inside_first_and_across_later() -> None:

@@ -7,24 +7,37 @@ pairs, and in few failed ones, is productive. Every element named in a received 
 usable for one step, so a recipe made of productive ingredients hands its recipient elements
 that are likely to produce something on its next attempt, together with a result it lacks.
 
+Handing the same recipes to everyone, however, makes empowerment agents re-make them and
+turns their inventories into copies of each other (measured: below no sharing at all). So
+each recipe is handed to a single agent, the one that gains most from its ingredients, and
+each agent gets one recipe per step, the most productive one left for it.
+
 Rules:
 
-- productivity of an element: its distinct successful pairs over its distinct attempted
-  pairs, smoothed towards a prior so that a single lucky pair does not make a hub;
-- a successful recipe scores the mean productivity of its ingredients, an ingredient the
-  recipient does not own counting more (it is the one that widens what it can combine);
-- only recipes whose result the recipient lacks, never one it made or was sent before; the
-  best scores first, then the most recent, one recipe per result and at most PER_STEP
-  per step (after a burst of discoveries the rest waits for the next steps).
+- primary: productivity of an element is its distinct successful pairs over its distinct
+  attempted pairs, smoothed towards a prior so that a single lucky pair does not make a hub;
+  a success scores, for a recipient that lacks its result, the mean productivity of its
+  ingredients, an ingredient the recipient does not own counting MISSING_BONUS times (it is
+  the one that widens what it can combine); the best (recipient, recipe) scores are served
+  first, each recipe to at most COPIES agents over the whole game and each agent at most
+  SUCCESSES_PER_STEP recipes per step (it makes a single attempt per step);
+- secondary: dead ends fill the rest of the bottleneck: failures, and successes whose result
+  the agent owns, go to agents that hold both ingredients and have neither tried nor been
+  sent the pair, most recent first (the memory saves an attempt that would add nothing);
+- nothing is ever sent twice to the same agent, nor a pair it attempted itself.
 
-Statistics are updated from the new memories only, so the work per step grows with them and
-with the recipes waiting for each agent.
+Statistics and the eligibility of dead ends are updated from the new memories and elements
+only; the recipes still waiting for a recipient are kept in one set that shrinks as they go.
 """
 
+import random
 from collections import defaultdict
 
-# Room for bursts of discoveries; beyond it, what is left waits for the next step.
-PER_STEP = 10
+BOTTLENECK = 20
+# Agents a recipe is handed to over the whole game (its finder aside).
+COPIES = 1
+# Successes per recipient per step (it makes a single attempt per step).
+SUCCESSES_PER_STEP = 1
 # Smoothing: an element counts as having this many extra pairs at the prior success rate.
 PRIOR_WEIGHT = 4.0
 PRIOR_RATE = 0.2
@@ -35,63 +48,85 @@ MISSING_BONUS = 2.0
 class TransmissionProtocol:
     def __init__(self, n_agents, n_steps):
         self.n_agents = n_agents
-        self.per_step = min(PER_STEP, 20)  # never above the bottleneck of 20
         self.seen_memories = [0] * n_agents
         self.seen_inventory = [0] * n_agents
         self.inventories = [set() for _ in range(n_agents)]
+        # pairs whose outcome each agent knows, by its own attempt or by a memory it was sent
+        self.known_pairs = [set() for _ in range(n_agents)]
+        # recipe key (ingredients sorted, result or None) -> (sender, memory index, step)
+        self.recipes = {}
+        self.by_element = defaultdict(list)  # element -> keys naming it
+        self.dead_ends = [set() for _ in range(n_agents)]
+        self.waiting = set()  # successes not yet handed to COPIES agents
+        self.copies = defaultdict(int)
         # distinct pairs ever attempted / successful, and per element how many of each
         self.tried_pairs = set()
-        self.success_pairs = set()
         self.tried = defaultdict(int)
         self.succeeded = defaultdict(int)
-        # recipe key (ingredients sorted, result) -> (sender, memory index, step first seen)
-        self.recipes = {}
-        self.known = [set() for _ in range(n_agents)]
-        self.pending = [set() for _ in range(n_agents)]
-        self.sent_total = 0
         self.sent_score = 0.0
+        self.sent_successes = 0
+        self.sent_dead_ends = 0
 
-    def _count(self, first, second, result):
-        pair = (first, second)
-        elements = (first,) if first == second else pair
-        if pair not in self.tried_pairs:
-            self.tried_pairs.add(pair)
-            for element in elements:
-                self.tried[element] += 1
-        if result is not None and pair not in self.success_pairs:
-            self.success_pairs.add(pair)
-            for element in elements:
-                self.succeeded[element] += 1
+    def _classify(self, agent, key):
+        first, second, result = key
+        inventory = self.inventories[agent]
+        if (
+            (first, second) not in self.known_pairs[agent]
+            and first in inventory
+            and second in inventory
+            and (result is None or result in inventory)
+        ):
+            self.dead_ends[agent].add(key)
 
     def _ingest(self, i_step, agent_states):
+        new_keys = []
+        gained_by = []
         for agent in range(self.n_agents):
             state = agent_states[agent]
             inventory = state["inventory"]
-            self.inventories[agent].update(inventory[self.seen_inventory[agent] :])
+            gained = inventory[self.seen_inventory[agent] :]
             self.seen_inventory[agent] = len(inventory)
+            for element in gained:
+                self.inventories[agent].add(element)
+            gained_by.append(gained)
             memories = state["memories"]
             for index in range(self.seen_memories[agent], len(memories)):
                 first, second, result = memories[index]
                 first, second = min(first, second), max(first, second)
-                self._count(first, second, result)
-                if result is None:
-                    continue
+                self.known_pairs[agent].add((first, second))
                 key = (first, second, result)
-                self.known[agent].add(key)
-                self.pending[agent].discard(key)
+                if (first, second) not in self.tried_pairs:
+                    self.tried_pairs.add((first, second))
+                    for element in {first, second}:
+                        self.tried[element] += 1
+                        self.succeeded[element] += result is not None
                 if key not in self.recipes:
                     self.recipes[key] = (agent, index, i_step)
-                    for other in range(self.n_agents):
-                        if other != agent:
-                            self.pending[other].add(key)
+                    for element in {first, second, result} - {None}:
+                        self.by_element[element].append(key)
+                    new_keys.append(key)
+                    if result is not None:
+                        self.waiting.add(key)
             self.seen_memories[agent] = len(memories)
+        for agent, gained in enumerate(gained_by):
+            for element in gained:
+                for key in self.by_element.get(element, ()):
+                    self._classify(agent, key)
+        for key in new_keys:
+            for agent in range(self.n_agents):
+                self._classify(agent, key)
+
+    def _send(self, agent, key, out):
+        out.append(self.recipes[key][:2])
+        self.known_pairs[agent].add(key[:2])
+        self.dead_ends[agent].discard(key)
 
     def productivity(self, element):
         return (self.succeeded[element] + PRIOR_WEIGHT * PRIOR_RATE) / (
             self.tried[element] + PRIOR_WEIGHT
         )
 
-    def _score(self, key, inventory):
+    def score(self, key, inventory):
         first, second, _ = key
         ingredients = (first,) if first == second else (first, second)
         total = 0.0
@@ -101,55 +136,74 @@ class TransmissionProtocol:
         # a mean, so that a self-pair (one ingredient named twice) is not half as good
         return total / len(ingredients)
 
+    def _route(self, exchanges):
+        options = []
+        useless = []
+        for key in self.waiting:
+            lacking = [
+                agent
+                for agent in range(self.n_agents)
+                if key[2] not in self.inventories[agent] and key[:2] not in self.known_pairs[agent]
+            ]
+            if not lacking:  # for good: owners and known pairs only grow
+                useless.append(key)
+            for agent in lacking:
+                score = self.score(key, self.inventories[agent])
+                if score is not None:
+                    options.append((-score, random.random(), agent, key))
+        self.waiting.difference_update(useless)
+        options.sort()
+        got = defaultdict(int)
+        for negative, _, agent, key in options:
+            if got[agent] >= SUCCESSES_PER_STEP or self.copies[key] >= COPIES:
+                continue
+            self._send(agent, key, exchanges[agent])
+            got[agent] += 1
+            self.copies[key] += 1
+            if self.copies[key] == COPIES:
+                self.waiting.discard(key)
+            self.sent_successes += 1
+            self.sent_score -= negative
+
     def share_memories(self, i_step, agent_states):
         self._ingest(i_step, agent_states)
-        exchanges = {}
-        for agent in range(self.n_agents):
-            inventory = self.inventories[agent]
-            pending = self.pending[agent]
-            stale = [k for k in pending if k[2] in inventory or k in self.known[agent]]
-            pending.difference_update(stale)
-            ranked = sorted(
-                ((self._score(k, inventory), self.recipes[k][2], k) for k in pending),
-                reverse=True,
-            )
-            chosen = []
-            results = set()
-            for score, _, key in ranked:
-                if key[2] in results:
-                    continue
-                results.add(key[2])
-                chosen.append((score, key))
-                if len(chosen) == self.per_step:
-                    break
-            if not chosen:
-                continue
-            exchanges[agent] = []
-            for score, key in chosen:
-                sender, index, _ = self.recipes[key]
-                exchanges[agent].append((sender, index))
-                pending.discard(key)
-                self.known[agent].add(key)
-                self.sent_total += 1
-                self.sent_score += score
-        return exchanges
+        exchanges = {agent: [] for agent in range(self.n_agents)}
+        self._route(exchanges)
+        for agent, out in exchanges.items():
+            dead = self.dead_ends[agent]
+            known = self.known_pairs[agent]
+            dead.difference_update([k for k in dead if k[:2] in known])
+            room = BOTTLENECK - len(out)
+            for key in sorted(dead, key=lambda k: (-self.recipes[k][2], k))[:room]:
+                self._send(agent, key, out)
+                self.sent_dead_ends += 1
+        return {agent: out for agent, out in exchanges.items() if out}
 
     def get_logs(self):
-        hubs = sorted(self.tried, key=lambda e: -self.productivity(e))[:5]
         return [
             {
                 "metric_name": "successes_sent",
-                "metric_description": "successful recipes sent, all steps and recipients",
-                "metric_value": self.sent_total,
+                "metric_description": "successes sent, all steps and recipients",
+                "metric_value": self.sent_successes,
+            },
+            {
+                "metric_name": "dead_ends_sent",
+                "metric_description": "failures (or owned results) sent to holders of both "
+                "ingredients",
+                "metric_value": self.sent_dead_ends,
             },
             {
                 "metric_name": "mean_sent_score",
                 "metric_description": "mean ingredient-productivity score of the sent recipes",
-                "metric_value": self.sent_score / self.sent_total if self.sent_total else 0.0,
+                "metric_value": self.sent_score / self.sent_successes
+                if self.sent_successes
+                else 0.0,
             },
             {
                 "metric_name": "top_hubs",
                 "metric_description": "the five most productive elements at the end",
-                "metric_value": ", ".join(hubs),
+                "metric_value": ", ".join(
+                    sorted(self.tried, key=lambda e: -self.productivity(e))[:5]
+                ),
             },
         ]

@@ -1,111 +1,167 @@
-"""One step away: favour recipes the recipient can act on right now.
+"""One step away: successes go to agents that own one ingredient and lack the result.
 
 A successful recipe is most useful to an agent that owns one ingredient and lacks the
 result. The memory lends it the missing ingredient and the result for its next attempt, so
-the discovery is one step away: it can remake the result from its own ingredient and the
-borrowed one, and the borrowed ingredient itself is new material next to everything it
-owns. An agent that owns both ingredients could find the recipe alone, and one that owns
-neither gets material further from what it knows; both are served after the one-step-away
-recipes, those with no owned ingredient first since they lend two new elements.
+the discovery is one step away: the borrowed ingredient is new material next to everything it
+owns, and the recipe ties it to the agent's own part of the tree. An agent that owns both
+ingredients could find the recipe alone, and one that owns neither gets material far from
+what it knows: neither is sent the success.
+
+Handing a success to every agent that lacks it, however, makes empowerment agents re-make it
+and turns their inventories into copies of each other (measured: below no sharing at all).
+So each recipe goes to at most COPIES one-step-away agents, and each agent gets one per step.
 
 Rules:
 
-- only successes whose result the recipient lacks, never a recipe it made or was sent
-  before;
-- order: recipient owns exactly one ingredient, then none, then both; inside each tier the
-  most recent recipe first (fresh discoveries are the frontier of the population);
-- one recipe per result, at most PER_STEP per step (after a burst of discoveries the rest
-  waits for the next steps).
+- primary: a success is sent only to an agent that owns exactly one of its two ingredients
+  and lacks its result; the most recent recipes go first; each recipe to at most COPIES
+  agents over the whole game (agents drawn at random among those one step away) and each
+  agent at most SUCCESSES_PER_STEP per step (it makes a single attempt per step);
+- secondary: dead ends fill the rest of the bottleneck: failures, and successes whose result
+  the agent owns, go to agents that hold both ingredients and have neither tried nor been
+  sent the pair, most recent first (the memory saves an attempt that would add nothing);
+- nothing is ever sent twice to the same agent, nor a pair it attempted itself.
 
-The protocol remembers what it has read and processes only new memories and inventories.
+The eligibility of dead ends is updated from the new memories and elements only; the recipes
+still waiting for recipients are kept in one set that shrinks as they go.
 """
 
+import random
 from collections import defaultdict
 
-# Room for bursts of discoveries; beyond it, what is left waits for the next step.
-PER_STEP = 10
-# Rank of "owns k ingredients" (lower goes first).
-ORDER = {1: 0, 0: 1, 2: 2}
+BOTTLENECK = 20
+# One-step-away agents a recipe is handed to over the whole game.
+COPIES = 2
+# Successes per recipient per step (it makes a single attempt per step).
+SUCCESSES_PER_STEP = 1
 
 
 class TransmissionProtocol:
     def __init__(self, n_agents, n_steps):
         self.n_agents = n_agents
-        self.per_step = min(PER_STEP, 20)  # never above the bottleneck of 20
         self.seen_memories = [0] * n_agents
         self.seen_inventory = [0] * n_agents
         self.inventories = [set() for _ in range(n_agents)]
-        # recipe key (ingredients sorted, result) -> (sender, memory index, step first seen)
+        # pairs whose outcome each agent knows, by its own attempt or by a memory it was sent
+        self.known_pairs = [set() for _ in range(n_agents)]
+        # recipe key (ingredients sorted, result or None) -> (sender, memory index, step)
         self.recipes = {}
-        self.known = [set() for _ in range(n_agents)]
-        self.pending = [set() for _ in range(n_agents)]
-        self.sent_by_k = defaultdict(int)
+        self.by_element = defaultdict(list)  # element -> keys naming it
+        self.dead_ends = [set() for _ in range(n_agents)]
+        self.waiting = set()  # successes not yet handed to COPIES agents
+        self.copies = defaultdict(int)
+        self.sent_successes = 0
+        self.sent_dead_ends = 0
+
+    def _classify(self, agent, key):
+        first, second, result = key
+        inventory = self.inventories[agent]
+        if (
+            (first, second) not in self.known_pairs[agent]
+            and first in inventory
+            and second in inventory
+            and (result is None or result in inventory)
+        ):
+            self.dead_ends[agent].add(key)
 
     def _ingest(self, i_step, agent_states):
+        new_keys = []
+        gained_by = []
         for agent in range(self.n_agents):
             state = agent_states[agent]
             inventory = state["inventory"]
-            self.inventories[agent].update(inventory[self.seen_inventory[agent] :])
+            gained = inventory[self.seen_inventory[agent] :]
             self.seen_inventory[agent] = len(inventory)
+            for element in gained:
+                self.inventories[agent].add(element)
+            gained_by.append(gained)
             memories = state["memories"]
             for index in range(self.seen_memories[agent], len(memories)):
                 first, second, result = memories[index]
-                if result is None:
-                    continue
-                key = (min(first, second), max(first, second), result)
-                self.known[agent].add(key)
-                self.pending[agent].discard(key)
+                first, second = min(first, second), max(first, second)
+                self.known_pairs[agent].add((first, second))
+                key = (first, second, result)
                 if key not in self.recipes:
                     self.recipes[key] = (agent, index, i_step)
-                    for other in range(self.n_agents):
-                        if other != agent:
-                            self.pending[other].add(key)
+                    for element in {first, second, result} - {None}:
+                        self.by_element[element].append(key)
+                    new_keys.append(key)
+                    if result is not None:
+                        self.waiting.add(key)
             self.seen_memories[agent] = len(memories)
+        for agent, gained in enumerate(gained_by):
+            for element in gained:
+                for key in self.by_element.get(element, ()):
+                    self._classify(agent, key)
+        for key in new_keys:
+            for agent in range(self.n_agents):
+                self._classify(agent, key)
 
-    @staticmethod
-    def owned_ingredients(key, inventory):
+    def _send(self, agent, key, out):
+        out.append(self.recipes[key][:2])
+        self.known_pairs[agent].add(key[:2])
+        self.dead_ends[agent].discard(key)
+
+    def score(self, key, inventory):
+        """The recipe's step for a one-step-away recipient, None for anyone else."""
         first, second, _ = key
-        if first == second:
-            return 2 if first in inventory else 0
-        return (first in inventory) + (second in inventory)
+        if first != second and (first in inventory) != (second in inventory):
+            return self.recipes[key][2]
+        return None
+
+    def _route(self, exchanges):
+        options = []
+        useless = []
+        for key in self.waiting:
+            lacking = [
+                agent
+                for agent in range(self.n_agents)
+                if key[2] not in self.inventories[agent] and key[:2] not in self.known_pairs[agent]
+            ]
+            if not lacking:  # for good: owners and known pairs only grow
+                useless.append(key)
+            for agent in lacking:
+                score = self.score(key, self.inventories[agent])
+                if score is not None:
+                    options.append((-score, random.random(), agent, key))
+        self.waiting.difference_update(useless)
+        options.sort()
+        got = defaultdict(int)
+        for _, _, agent, key in options:
+            if got[agent] >= SUCCESSES_PER_STEP or self.copies[key] >= COPIES:
+                continue
+            self._send(agent, key, exchanges[agent])
+            got[agent] += 1
+            self.copies[key] += 1
+            if self.copies[key] == COPIES:
+                self.waiting.discard(key)
+            self.sent_successes += 1
 
     def share_memories(self, i_step, agent_states):
         self._ingest(i_step, agent_states)
-        exchanges = {}
-        for agent in range(self.n_agents):
-            inventory = self.inventories[agent]
-            pending = self.pending[agent]
-            pending.difference_update(
-                [k for k in pending if k[2] in inventory or k in self.known[agent]]
-            )
-            ranked = []
-            for key in pending:
-                k = self.owned_ingredients(key, inventory)
-                ranked.append((ORDER[k], -self.recipes[key][2], key, k))
-            ranked.sort()
-            out = []
-            results = set()
-            for _, _, key, k in ranked:
-                if key[2] in results:
-                    continue
-                results.add(key[2])
-                sender, index, _ = self.recipes[key]
-                out.append((sender, index))
-                pending.discard(key)
-                self.known[agent].add(key)
-                self.sent_by_k[k] += 1
-                if len(out) == self.per_step:
-                    break
-            if out:
-                exchanges[agent] = out
-        return exchanges
+        exchanges = {agent: [] for agent in range(self.n_agents)}
+        self._route(exchanges)
+        for agent, out in exchanges.items():
+            dead = self.dead_ends[agent]
+            known = self.known_pairs[agent]
+            dead.difference_update([k for k in dead if k[:2] in known])
+            room = BOTTLENECK - len(out)
+            for key in sorted(dead, key=lambda k: (-self.recipes[k][2], k))[:room]:
+                self._send(agent, key, out)
+                self.sent_dead_ends += 1
+        return {agent: out for agent, out in exchanges.items() if out}
 
     def get_logs(self):
         return [
             {
-                "metric_name": f"sent_owning_{k}",
-                "metric_description": f"successes sent to a recipient owning {k} ingredient(s)",
-                "metric_value": self.sent_by_k[k],
-            }
-            for k in (0, 1, 2)
+                "metric_name": "successes_sent",
+                "metric_description": "successes sent to agents owning one ingredient",
+                "metric_value": self.sent_successes,
+            },
+            {
+                "metric_name": "dead_ends_sent",
+                "metric_description": "failures (or owned results) sent to holders of both "
+                "ingredients",
+                "metric_value": self.sent_dead_ends,
+            },
         ]

@@ -1,134 +1,170 @@
-"""Rarity first: share only successful recipes whose result few agents own.
+"""Rarity first: keep every result rare, by giving each one to very few agents.
 
 Coverage counts elements that at least one agent owns, so an element owned by many agents is
 worth nothing more to the group, while a rare one is the group's only foothold in its part of
-the recipe tree. Every element named in a received memory is usable for one step, so sending
-a recipe whose result the recipient lacks lets it combine that rare result with its own,
-different inventory: the combinations it tries are then the ones nobody else is likely to
-have tried.
+the recipe tree. Sending a success to everyone who lacks its result undoes that: empowerment
+agents re-make what they are sent, their inventories turn into copies of each other and the
+union shrinks (measured: below no sharing at all). So the defining rule here is that a result
+stays rare: it goes to few agents, the rarest first, and different agents get different
+rare results, so that each one explores a different corner of the tree.
 
 Rules:
 
-- only successes are sent, and only to recipients that lack the result and did not make or
-  receive the same recipe before;
-- results owned by more than a fraction of the agents are not worth the attention any more:
-  their recipes are dropped for good (owners only grow);
-- the rarest result goes first; between equally rare results, the one fewer recipients got
-  this step (so that different agents explore different rare elements), then the most
-  recent;
-- one recipe per result and at most PER_STEP recipes per step: an agent makes a single
-  attempt per step, so after a burst of discoveries the rarest go at once and the rest wait
-  for the following steps instead of crowding one step's attention.
+- primary: a success goes only to agents that lack its result, and only while the result's
+  holders (agents owning it plus agents it was sent to) are fewer than MAX_HOLDERS; the
+  rarest result (fewest holders) goes first, then the most recently found, its newest
+  recipe; the recipients are drawn at random among the agents that lack it;
+- an agent makes one attempt per step, so it gets at most SUCCESSES_PER_STEP successes
+  per step; the rest of the rare results wait for other agents or later steps;
+- secondary: dead ends fill the rest of the bottleneck: failures, and successes whose result
+  the agent owns, go to agents that hold both ingredients and have neither tried nor been
+  sent the pair, most recent first (the memory saves an attempt that would add nothing);
+- nothing is ever sent twice to the same agent, nor a pair it attempted itself.
 
-Work per step grows with the new memories and the recipes waiting for each agent, not with
-the whole history.
+Holders only grow (an agent sent a result that later makes it moves from one count to the
+other), so a result that reached MAX_HOLDERS is dropped for good. Eligibility of dead ends is
+kept up to date incrementally: a new memory is checked against every agent, and an agent's
+new element against the pairs that use it.
 """
 
 import random
 from collections import defaultdict
 
-# Room for bursts of discoveries; beyond it, what is left waits for the next step.
-PER_STEP = 10
-# Results owned by more than this fraction of the agents no longer count as rare.
-RARE_FRACTION = 0.5
+BOTTLENECK = 20
+# Agents that may own or have been sent a result before it stops being shared.
+MAX_HOLDERS = 3
+# Successes per recipient per step (it makes a single attempt per step).
+SUCCESSES_PER_STEP = 1
 
 
 class TransmissionProtocol:
     def __init__(self, n_agents, n_steps):
         self.n_agents = n_agents
-        self.per_step = min(PER_STEP, 20)  # never above the bottleneck of 20
-        self.rare_limit = max(1, int(n_agents * RARE_FRACTION))
         self.seen_memories = [0] * n_agents
         self.seen_inventory = [0] * n_agents
         self.inventories = [set() for _ in range(n_agents)]
         self.owners = defaultdict(int)
-        # recipe key (ingredients sorted, result) -> (sender, memory index, step first seen)
+        self.sent_to = defaultdict(set)  # result -> agents sent it that do not own it (yet)
+        # pairs whose outcome each agent knows, by its own attempt or by a memory it was sent
+        self.known_pairs = [set() for _ in range(n_agents)]
+        # recipe key (ingredients sorted, result or None) -> (sender, memory index, step)
         self.recipes = {}
-        # keys each agent made itself or was sent: never sent (again) to it
-        self.known = [set() for _ in range(n_agents)]
-        # keys that may still be worth sending to each agent
-        self.pending = [set() for _ in range(n_agents)]
-        self.sent_total = 0
-        self.sent_owner_share = 0.0
+        self.by_element = defaultdict(list)  # element -> keys naming it
+        self.dead_ends = [set() for _ in range(n_agents)]
+        self.rare = {}  # result still shared -> its recipes, oldest first
+        self.sent_successes = 0
+        self.sent_dead_ends = 0
+
+    def holders(self, result):
+        return self.owners[result] + len(self.sent_to[result])
+
+    def _classify(self, agent, key):
+        first, second, result = key
+        inventory = self.inventories[agent]
+        if (
+            (first, second) not in self.known_pairs[agent]
+            and first in inventory
+            and second in inventory
+            and (result is None or result in inventory)
+        ):
+            self.dead_ends[agent].add(key)
 
     def _ingest(self, i_step, agent_states):
+        new_keys = []
+        gained_by = []
         for agent in range(self.n_agents):
             state = agent_states[agent]
             inventory = state["inventory"]
-            for element in inventory[self.seen_inventory[agent] :]:
+            gained = inventory[self.seen_inventory[agent] :]
+            self.seen_inventory[agent] = len(inventory)
+            for element in gained:
                 if element not in self.inventories[agent]:
                     self.inventories[agent].add(element)
                     self.owners[element] += 1
-            self.seen_inventory[agent] = len(inventory)
+                    self.sent_to[element].discard(agent)
+            gained_by.append(gained)
             memories = state["memories"]
             for index in range(self.seen_memories[agent], len(memories)):
                 first, second, result = memories[index]
-                if result is None:
-                    continue
-                key = (min(first, second), max(first, second), result)
-                self.known[agent].add(key)
-                self.pending[agent].discard(key)
+                first, second = min(first, second), max(first, second)
+                self.known_pairs[agent].add((first, second))
+                key = (first, second, result)
                 if key not in self.recipes:
                     self.recipes[key] = (agent, index, i_step)
-                    for other in range(self.n_agents):
-                        if other != agent:
-                            self.pending[other].add(key)
+                    for element in {first, second, result} - {None}:
+                        self.by_element[element].append(key)
+                    new_keys.append(key)
+                    if result is not None:
+                        self.rare.setdefault(result, []).append(key)
             self.seen_memories[agent] = len(memories)
+        for agent, gained in enumerate(gained_by):
+            for element in gained:
+                for key in self.by_element.get(element, ()):
+                    self._classify(agent, key)
+        for key in new_keys:
+            for agent in range(self.n_agents):
+                self._classify(agent, key)
+
+    def _send(self, agent, key, out):
+        out.append(self.recipes[key][:2])
+        self.known_pairs[agent].add(key[:2])
+        self.dead_ends[agent].discard(key)
+
+    def _route_rare(self, exchanges):
+        for result in [r for r in self.rare if self.holders(r) >= MAX_HOLDERS]:
+            del self.rare[result]
+        results = list(self.rare)
+        random.shuffle(results)
+        results.sort(key=lambda r: (self.holders(r), -self.recipes[self.rare[r][-1]][2]))
+        got = defaultdict(int)
+        for result in results:
+            room = MAX_HOLDERS - self.holders(result)
+            agents = [
+                a
+                for a in range(self.n_agents)
+                if got[a] < SUCCESSES_PER_STEP
+                and result not in self.inventories[a]
+                and a not in self.sent_to[result]
+            ]
+            random.shuffle(agents)
+            for agent in agents:
+                if room == 0:
+                    break
+                known = self.known_pairs[agent]
+                key = next((k for k in reversed(self.rare[result]) if k[:2] not in known), None)
+                if key is None:
+                    continue
+                self._send(agent, key, exchanges[agent])
+                self.sent_to[result].add(agent)
+                got[agent] += 1
+                room -= 1
+                self.sent_successes += 1
 
     def share_memories(self, i_step, agent_states):
         self._ingest(i_step, agent_states)
-        exposure = defaultdict(int)  # recipients given each result this step
-        order = list(range(self.n_agents))
-        random.shuffle(order)  # no agent always gets first pick of the exposure tie-break
-        exchanges = {}
-        for agent in order:
-            inventory = self.inventories[agent]
-            pending = self.pending[agent]
-            stale = [
-                key
-                for key in pending
-                if key[2] in inventory
-                or self.owners[key[2]] > self.rare_limit
-                or key in self.known[agent]
-            ]
-            pending.difference_update(stale)
-            ranked = sorted(
-                pending,
-                key=lambda k: (self.owners[k[2]], exposure[k[2]], -self.recipes[k][2], k),
-            )
-            chosen = []
-            results = set()
-            for key in ranked:
-                if key[2] in results:
-                    continue
-                results.add(key[2])
-                chosen.append(key)
-                if len(chosen) == self.per_step:
-                    break
-            if not chosen:
-                continue
-            exchanges[agent] = []
-            for key in chosen:
-                sender, index, _ = self.recipes[key]
-                exchanges[agent].append((sender, index))
-                pending.discard(key)
-                self.known[agent].add(key)
-                exposure[key[2]] += 1
-                self.sent_total += 1
-                self.sent_owner_share += self.owners[key[2]] / self.n_agents
-        return exchanges
+        exchanges = {agent: [] for agent in range(self.n_agents)}
+        self._route_rare(exchanges)
+        for agent, out in exchanges.items():
+            dead = self.dead_ends[agent]
+            known = self.known_pairs[agent]
+            dead.difference_update([k for k in dead if k[:2] in known])
+            room = BOTTLENECK - len(out)
+            for key in sorted(dead, key=lambda k: (-self.recipes[k][2], k))[:room]:
+                self._send(agent, key, out)
+                self.sent_dead_ends += 1
+        return {agent: out for agent, out in exchanges.items() if out}
 
     def get_logs(self):
-        mean_share = self.sent_owner_share / self.sent_total if self.sent_total else 0.0
         return [
             {
                 "metric_name": "successes_sent",
-                "metric_description": "successful recipes sent, all steps and recipients",
-                "metric_value": self.sent_total,
+                "metric_description": "rare successes sent, all steps and recipients",
+                "metric_value": self.sent_successes,
             },
             {
-                "metric_name": "mean_owner_share",
-                "metric_description": "mean fraction of agents owning a sent result when sent",
-                "metric_value": mean_share,
+                "metric_name": "dead_ends_sent",
+                "metric_description": "failures (or owned results) sent to holders of both "
+                "ingredients",
+                "metric_value": self.sent_dead_ends,
             },
         ]
