@@ -175,7 +175,8 @@ def seed_table(run: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        m = r.get("mechanism", {}).get("empowerment", {})
+        kinds = r.get("mechanism", {})
+        m = next(iter(kinds.values())) if len(kinds) == 1 else {}
         lines.append(
             f"| {r['protocol']} | {r['mean']:.1f} ± {r['sem']:.1f} | {r['mean'] / best - 1:+.1%} "
             f"| {m.get('inventory_size', float('nan')):.1f} "

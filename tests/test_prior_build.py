@@ -109,3 +109,23 @@ def test_progress_is_reported(toy_graph: RecipeGraph) -> None:
     assert calls[-1][1] == calls[-1][2] == 2 * SMALL.folds
     assert all(done <= total for _, done, total in calls)
     assert [done for _, done, _ in calls] == sorted(done for _, done, _ in calls)
+
+
+def test_every_blas_library_runs_one_thread_even_if_loaded_late() -> None:
+    """threadpoolctl limits only loaded libraries: scipy's own OpenBLAS, loaded by the ngram
+    backend's SVD, once ran on every core in a process's first build (other rounding, so
+    other bytes than its later builds). A fresh interpreter checks the limit covers it."""
+    import subprocess
+    import sys
+
+    script = (
+        "from threadpoolctl import threadpool_info\n"
+        "from tpdisc.agents.prior.build import blas_threads\n"
+        "with blas_threads(1):\n"
+        "    from sklearn.decomposition import TruncatedSVD\n"
+        "    libs = [(i['filepath'], i['num_threads']) for i in threadpool_info()]\n"
+        "print(libs)\n"
+        "assert len(libs) >= 1 and all(n == 1 for _, n in libs), libs\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -9,10 +9,11 @@ the rest of the mass spread evenly.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
@@ -171,13 +172,28 @@ def build_prior(
 ) -> tuple[Prior, np.ndarray | None]:
     """Train and cross-validate both models on ``graph``; return the prior (and, for
     studies of the summary's accuracy, the full distributions of ``exact_pairs``)."""
-    from threadpoolctl import threadpool_limits  # only building needs it
-
     settings = settings or PriorSettings()
-    # One BLAS thread: the small matrices of the link model run several times slower with
-    # two threads on a busy machine, and the build should leave a core to others.
-    with threadpool_limits(settings.threads):
+    with blas_threads(settings.threads):
         return _build(graph, backend, settings, report, exact_pairs)
+
+
+@contextlib.contextmanager
+def blas_threads(threads: int) -> Iterator[None]:
+    """Limit every BLAS library the build uses to ``threads`` threads.
+
+    The libraries are loaded first: threadpoolctl limits only those already loaded, and
+    scipy's own OpenBLAS (behind scikit-learn's SVD) loaded inside the block ran the ngram
+    vectors' SVD on every core, which rounds differently from one thread — so a process's
+    first prior differed from its later ones. One thread also keeps the link model's small
+    matrices fast on a busy machine.
+    """
+    import scipy.linalg  # noqa: F401  (scikit-learn's SVD and QR)
+    import sklearn.decomposition
+    import sklearn.metrics  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(threads):
+        yield
 
 
 def _build(
@@ -316,11 +332,9 @@ class _FoldJob:
     exact_pairs: np.ndarray | None
 
     def __call__(self) -> _FoldOutput:
-        from threadpoolctl import threadpool_limits
-
         acc = _Accumulator(self.data, self.top_k, self.exact_pairs)
         seconds = {"link": 0.0, "result": 0.0}
-        with threadpool_limits(self.settings.threads):
+        with blas_threads(self.settings.threads):
             _run_fold(
                 self.fold,
                 self.vectors,

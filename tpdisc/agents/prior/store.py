@@ -25,7 +25,9 @@ from tpdisc.agents.prior.vectors import VectorBackend, backend_from_spec
 from tpdisc.domain.data import cache_dir
 from tpdisc.domain.recipes import RecipeGraph
 
-FORMAT_VERSION = 1
+# 2: the ngram vectors' SVD runs on one thread in every process (1 let a process's first
+# build use all cores, which rounded differently)
+FORMAT_VERSION = 2
 
 
 class PriorCacheError(Exception):
