@@ -25,6 +25,7 @@ import datetime
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -41,6 +42,23 @@ from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
 from tpdisc.sim.executors import Executor, ProcessExecutor
+
+# --link-members: an experiment on the prior, not an agent setting, so it reaches the
+# simulation workers (which import this file as their main module) through the environment.
+LINK_MEMBERS_ENV = "TPDISC_FIDELITY_LINK_MEMBERS"
+if os.environ.get(LINK_MEMBERS_ENV):
+    import tpdisc.agents.prior.build as _build
+
+    _members = int(os.environ[LINK_MEMBERS_ENV])
+    _plain_init = _build.PriorSettings.__init__
+
+    def _with_members(self: Any, *args: Any, **kwargs: Any) -> None:
+        from tpdisc.agents.prior.models import LinkSettings
+
+        kwargs.setdefault("link", LinkSettings(members=_members))
+        _plain_init(self, *args, **kwargs)
+
+    _build.PriorSettings.__init__ = _with_members  # type: ignore[method-assign]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "protocols"
@@ -147,6 +165,7 @@ def run_seed(
     complete = protocols and all(n in by_name for n in STANDARD_BASELINES)
     return {
         "variant": variant,
+        "link_members": int(os.environ.get(LINK_MEMBERS_ENV) or 1),
         "prior_seed": seed,
         "prior": prior,
         "results": [e.to_json() for e in evs],
@@ -187,6 +206,12 @@ def seed_table(run: dict[str, Any]) -> list[str]:
     return lines
 
 
+def label(run: dict[str, Any]) -> str:
+    members = run.get("link_members", 1)
+    name = run["variant"] or "default"
+    return name if members == 1 else f"{name}, {members}-model link ensemble"
+
+
 def anchor_table(runs: list[dict[str, Any]]) -> list[str]:
     """The anchors, one row per (variant, prior seed)."""
 
@@ -206,7 +231,7 @@ def anchor_table(runs: list[dict[str, Any]]) -> list[str]:
         gains = a["protocol_gains"].values()
         abl = a["ablation_vs_asocial"].values()
         lines.append(
-            f"| {run['variant'] or 'default'} | {run['prior_seed']} "
+            f"| {label(run)} | {run['prior_seed']} "
             f"| {a['asocial']:.1f} {mark(a['asocial_ok'])} "
             f"| {min(std):+.1%} … {max(std):+.1%} {mark(a['standard_ok'])} "
             f"| {min(gains):+.1%} … {max(gains):+.1%} "
@@ -229,7 +254,7 @@ def asocial_table(runs: list[dict[str, Any]]) -> list[str]:
                 continue
             m = r.get("mechanism", {}).get("empowerment", {})
             lines.append(
-                f"| {run['variant'] or 'default'} | {run['prior_seed']} | {r['mean']:.1f} ± "
+                f"| {label(run)} | {run['prior_seed']} | {r['mean']:.1f} ± "
                 f"{r['sem']:.1f} | {m.get('inventory_size', float('nan')):.1f} "
                 f"| {m.get('jaccard_distance', float('nan')):.2f} "
                 f"| {m.get('success_rate', float('nan')):.3f} |"
@@ -310,7 +335,7 @@ def swap_table(data: dict[str, Any]) -> list[str]:
 def report() -> None:
     for path in sorted(OUT.glob("swap-beta*.json")):
         print("\n" + "\n".join(swap_table(json.loads(path.read_text()))))
-    for name in ("tables", "grid", "sweep"):
+    for name in ("tables", "grid", "grid-ensemble", "sweep"):
         path = OUT / f"{name}.json"
         if not path.exists():
             continue
@@ -359,7 +384,17 @@ def main() -> None:
         help="Cache folder for the priors (default: a new empty one, so priors are built "
         "as on a fresh install).",
     )
+    p.add_argument(
+        "--link-members",
+        type=int,
+        default=None,
+        help="grid: priors whose link model averages this many models per fold (experiment)",
+    )
     args = p.parse_args()
+    if args.link_members and not os.environ.get(LINK_MEMBERS_ENV):
+        # again, with the setting in place before anything builds a prior
+        os.environ[LINK_MEMBERS_ENV] = str(args.link_members)
+        os.execv(sys.executable, [sys.executable, *sys.argv])
     if args.what == "report":
         report()
         return
