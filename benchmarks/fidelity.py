@@ -341,8 +341,9 @@ def report() -> None:
             continue
         data = json.loads(path.read_text())
         print(f"\n## {name} (commit {data['commit']}, {data['date']})\n")
-        print("\n".join(anchor_table(data["runs"])))
-        print("\n" + "\n".join(asocial_table(data["runs"])))
+        if any(run["anchors"] for run in data["runs"]):
+            print("\n".join(anchor_table(data["runs"])) + "\n")
+        print("\n".join(asocial_table(data["runs"])))
         if name == "tables":
             for run in data["runs"]:
                 print(f"\n### Prior seed {run['prior_seed']} ({run['prior']['sha256'][:12]})\n")

@@ -17,6 +17,7 @@ from tpdisc.agents.empowerment import (
     ZERO,
     EmpowermentAgent,
     EmpowermentTables,
+    shared_tables,
     softmax_probabilities,
 )
 from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
@@ -391,3 +392,13 @@ def test_simulations_with_empowerment_agents(
     assert limited.source is GRAPH
     run = run_simulation(limited, config, paired, seed=3)
     assert run.final <= len(limited.reachable)
+
+
+def test_shared_tables_use_the_prior_of_the_current_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toy = parse_wordcraft(TOY, "toy")
+    for name in ("first", "second"):
+        monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / name))
+        shared_tables(toy, toy, "ngram", seed=5)
+        assert len(list((tmp_path / name / "priors").glob("prior-*.npz"))) == 1

@@ -114,7 +114,7 @@ class EmpowermentTables:
 # worker process unpickles its own copy of the graphs for every simulation. Building the
 # tables (about 70 MB of gathers and casts) once per process, keyed by content, keeps
 # that out of every simulation.
-_TABLES: dict[tuple[int, int, str, int], EmpowermentTables] = {}
+_TABLES: dict[tuple[int, int, str, int, str], EmpowermentTables] = {}
 _FINGERPRINTS: dict[int, tuple[RecipeGraph, int]] = {}
 
 
@@ -136,12 +136,14 @@ def shared_tables(
 ) -> EmpowermentTables:
     """Tables for agents playing ``played`` with the prior of ``source``, backend ``spec``
     and seed ``seed``."""
-    key = (_fingerprint(source), _fingerprint(played), spec, seed)
+    from tpdisc.agents.prior.build import PriorSettings
+    from tpdisc.agents.prior.store import ensure_prior, prior_dir
+
+    # The cache folder is part of the key: a process that switches caches (tests, a user
+    # setting TPDISC_CACHE between calls) finds, or builds, the prior in the new one.
+    key = (_fingerprint(source), _fingerprint(played), spec, seed, str(prior_dir()))
     tables = _TABLES.get(key)
     if tables is None:
-        from tpdisc.agents.prior.build import PriorSettings
-        from tpdisc.agents.prior.store import ensure_prior
-
         prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed))
         tables = EmpowermentTables.build(prior, played)
         if len(_TABLES) >= 4:
