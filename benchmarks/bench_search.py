@@ -26,6 +26,7 @@ from benchlib import agent_types, full_domain, load, parser, report, usable_core
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import SearchLoop
 from tpdisc.search.proposers import OfflineProposer
+from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import ProcessExecutor
 
 
@@ -64,7 +65,7 @@ def main() -> None:
         config = SearchConfig(
             iterations=args.iterations,
             warmup=max(1, args.iterations // 4),
-            agent_type=agent,
+            sim=SimConfig(agent_type=agent),
         )
         with (
             tempfile.TemporaryDirectory() as tmp,

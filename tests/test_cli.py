@@ -52,7 +52,8 @@ def test_evaluate_json_shape(recipes: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "paired" in result.stdout and "asocial" in result.stdout
     payload = json.loads(out.read_text())
-    assert set(payload) == {"config", "results"}
+    assert set(payload) == {"config", "evaluation", "results"}
+    assert payload["evaluation"]["protocols"] == ["paired", "asocial"]
     config = payload["config"]
     assert (config["n_agents"], config["n_steps"], config["agent_type"]) == (3, 5, "stochastic")
     assert config["seeds"] == [0, 1]

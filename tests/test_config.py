@@ -52,7 +52,8 @@ def test_frozen_and_serialisable() -> None:
         config.n_agents = 3  # type: ignore[misc]
     data = json.loads(json.dumps(config.to_dict()))
     assert data["n_agents"] == 6 and data["agent_type"] == "stochastic"
-    assert data["population"] == [["stochastic", 6]]
+    assert data["population"] is None and data["variant"]["name"] == "dropout"
+    assert SimConfig.from_dict(data) == config
     assert (data["params"]["p_social"], data["params"]["beta"]) == (0.5, 0.5)
     assert data["variant"]["name"] == "dropout" and data["bottleneck"] == 20
     assert SimConfig(agent_type="stochastic") == SimConfig(agent_type="stochastic")

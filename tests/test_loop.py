@@ -16,10 +16,15 @@ from tpdisc.search.loop import SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.testing import FakeChatServer, Reply
+from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import SerialExecutor
 
 TINY = SearchConfig(
-    iterations=8, warmup=3, sims=2, n_agents=4, n_steps=8, check_steps=4, agent_type="stochastic"
+    iterations=8,
+    warmup=3,
+    sims=2,
+    check_steps=4,
+    sim=SimConfig(n_agents=4, n_steps=8, agent_type="stochastic"),
 )
 
 

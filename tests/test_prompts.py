@@ -7,6 +7,7 @@ import pytest
 from tpdisc.domain.variants import make_domain
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.prompts import (
@@ -24,7 +25,11 @@ from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
 
 SETTINGS = PromptSettings.from_config(
-    SearchConfig(n_agents=7, n_steps=90, sims=12, time_limit=15, agent_type="stochastic")
+    SearchConfig(
+        sims=12,
+        sim=SimConfig(n_agents=7, n_steps=90, agent_type="stochastic"),
+        sandbox=SandboxConfig(time_limit=15),
+    )
 )
 STATS = ArchiveStats(
     n_valid=17, n_invalid=4, mean_fitness=66.123, best_fitness=81.456, best_name="i0042"

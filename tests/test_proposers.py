@@ -13,6 +13,7 @@ from tpdisc.search.parsing import ParsedAnswer, render_answer
 from tpdisc.search.prompts import REPAIR_HEADING, PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, ProposalRequest, genome_of
 from tpdisc.search.testing import FakeChatServer, Reply
+from tpdisc.sim.config import SimConfig
 
 STATS = ArchiveStats(6, 1, 60.0, 70.0, "stochastic")
 CODE = (
@@ -108,7 +109,7 @@ def test_offline_repair_makes_the_design_cheaper() -> None:
 
 @pytest.fixture
 def settings() -> PromptSettings:
-    return PromptSettings.from_config(SearchConfig(agent_type="stochastic"))
+    return PromptSettings.from_config(SearchConfig(sim=SimConfig(agent_type="stochastic")))
 
 
 def test_llm_proposer_asks_and_parses(settings) -> None:

@@ -7,15 +7,17 @@ import pytest
 from tpdisc.errors import ConfigError
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.llm import LLMConfig, ModelPrice
-from tpdisc.sim.config import SimConfig
+from tpdisc.agents.base import AgentParams
+from tpdisc.domain.variants import VariantSpec
+from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 
 def test_defaults_follow_the_spec() -> None:
     config = SearchConfig()
     assert (config.iterations, config.warmup, config.sims) == (200, 50, 30)
-    assert (config.n_agents, config.n_steps, config.max_repairs) == (10, 150, 3)
+    assert (config.sim.n_agents, config.sim.n_steps, config.max_repairs) == (10, 150, 3)
     assert (config.thompson_lambda, config.contrast_temperature) == (3.0, 0.4)
-    assert config.agent_type == SimConfig().agent_type
+    assert config.sim == SimConfig()
     assert config.seeds == list(range(30)) and config.sandboxed
 
 
@@ -34,8 +36,6 @@ def test_warmup_and_generation_only() -> None:
         ("thompson_lambda", 0.0, "thompson_lambda"),
         ("p_improve", 1.5, "p_improve"),
         ("proposer", "magic", "proposer"),
-        ("agent_type", "robot", "agent type"),
-        ("variant", "tiny", "variant"),
         ("max_repairs", -1, "max_repairs"),
     ],
 )
@@ -57,7 +57,13 @@ def test_yaml_round_trip(tmp_path) -> None:
         prices={"m": ModelPrice(0.5, 3.0)},
     )
     config = SearchConfig(
-        iterations=12, warmup=4, sims=3, proposer="llm", llm=llm, agent_type="stochastic"
+        iterations=12,
+        warmup=4,
+        sims=3,
+        proposer="llm",
+        llm=llm,
+        sim=SimConfig.with_population("empowerment:2,stochastic:3", params=AgentParams(beta=0.1)),
+        executor=ExecutorConfig("serial"),
     )
     config.save(tmp_path / "c.yaml")
     assert SearchConfig.load(tmp_path / "c.yaml") == config
@@ -74,9 +80,40 @@ def test_yaml_errors_are_one_line(tmp_path) -> None:
         SearchConfig.load(path)
 
 
+def test_nested_errors_name_the_setting(tmp_path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("sim:\n  params:\n    beta: high\n")
+    with pytest.raises(ConfigError, match=r"c.yaml: sim.params.beta: expected a number"):
+        SearchConfig.load(path)
+    path.write_text("sim:\n  variant:\n    name: tiny\n")
+    with pytest.raises(ConfigError, match="unknown variant 'tiny'"):
+        SearchConfig.load(path)
+
+
+def test_a_file_of_the_flat_format_is_read_into_the_tree(tmp_path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "iterations: 4\nn_agents: 4\nn_steps: 8\nagent_type: stochastic\nvariant: 3-item\n"
+        "prior_seed: 2\ntime_limit: 5.0\nllm: null\n"
+    )
+    config = SearchConfig.load(path)
+    assert config.sim == SimConfig(
+        n_agents=4,
+        n_steps=8,
+        agent_type="stochastic",
+        params=AgentParams(prior_seed=2),
+        variant=VariantSpec("3-item"),
+    )
+    assert config.sandbox.time_limit == 5.0
+
+
 def test_resumed_run_may_extend_but_not_change_fitness_settings() -> None:
-    config = SearchConfig(iterations=10, warmup=3, sims=5, agent_type="stochastic")
+    config = SearchConfig(iterations=10, warmup=3, sims=5, sim=SimConfig(agent_type="stochastic"))
     longer = config.resumed_with({"iterations": 20, "sims": None, "warmup": 3})
     assert longer.iterations == 20 and longer.sims == 5
     with pytest.raises(ConfigError, match="sims=5"):
         config.resumed_with({"sims": 6})
+    with pytest.raises(ConfigError, match=r"sim.params.beta=0.5; .* cannot change it to 0.1"):
+        config.resumed_with({"sim": {"params": {"beta": 0.1}}})
+    elsewhere = config.resumed_with({"executor": ExecutorConfig("serial")})
+    assert elsewhere.executor.kind == "serial" and elsewhere.sim == config.sim

@@ -5,14 +5,19 @@ from __future__ import annotations
 import pytest
 
 from tpdisc.domain.variants import make_domain
+from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.search import blocks
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.fake_author import _CRASH, _INVALID_EXCHANGE, _SYNTAX_ERROR
 from tpdisc.search.validation import CandidateEvaluator
+from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import SerialExecutor
 
 CONFIG = SearchConfig(
-    sims=3, n_agents=4, n_steps=12, check_steps=5, agent_type="stochastic", time_limit=5.0
+    sims=3,
+    check_steps=5,
+    sim=SimConfig(n_agents=4, n_steps=12, agent_type="stochastic"),
+    sandbox=SandboxConfig(time_limit=5.0),
 )
 GOOD = blocks.render(blocks.Genome(route="everyone", weights=(("recency", 1.0),)))
 
@@ -69,7 +74,9 @@ def test_runaway_code_times_out(toy_graph) -> None:
         "        while True:\n            pass\n        quota = self.quota",
     )
     evaluator = CandidateEvaluator(
-        make_domain(toy_graph), CONFIG.updated(time_limit=0.5), SerialExecutor()
+        make_domain(toy_graph),
+        CONFIG.updated(sandbox=SandboxConfig(time_limit=0.5)),
+        SerialExecutor(),
     )
     scored = evaluator.score("spin", spin)
     assert scored.error is not None and scored.error.startswith("[timeout]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,18 @@ from tpdisc.domain.recipes import Pair, RecipeGraph
 
 if TYPE_CHECKING:  # imported for real only where LLM agents are used: it loads openai
     from tpdisc.agents.llm_config import LLMAgentConfig
+
+
+def _read_llm_config(data: Any, where: str) -> LLMAgentConfig:
+    from collections.abc import Mapping
+
+    from tpdisc.agents.llm_config import LLMAgentConfig
+    from tpdisc.errors import ConfigError
+
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected the LLM agents' settings (client, concurrency, …)")
+    return LLMAgentConfig.from_dict(data, where)
+
 
 # A memory as the game stores it: (ingredient, ingredient, result id or -1 on failure).
 Memory = tuple[int, int, int]
@@ -48,8 +60,11 @@ class AgentParams:
     beta: float = 0.5  # on z-scored values; docs/fidelity.md (the study: 0.05)
     prior: str = "ngram"  # element-vector backend of the empowerment prior (see prior/vectors)
     prior_seed: int = 0  # the prior's cross-validation folds and model initialisation
-    empowerment: EmpowermentChoices = field(default_factory=EmpowermentChoices)
-    llm: LLMAgentConfig | None = None  # the chat endpoint of LLM agents
+    empowerment: EmpowermentChoices = field(
+        default_factory=EmpowermentChoices, metadata={"from_text": EmpowermentChoices.parse}
+    )
+    # The chat endpoint of LLM agents.
+    llm: LLMAgentConfig | None = field(default=None, metadata={"decode": _read_llm_config})
 
 
 @dataclass(frozen=True)

@@ -10,50 +10,55 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tpdisc.agents.base import AgentParams
-from tpdisc.cli.config import make_config, make_llm_config
 from tpdisc.cli.options import (
-    AddressOpt,
-    AgentsOpt,
-    AgentTypeOpt,
-    BetaOpt,
-    ChoicesOpt,
+    CONFIG_OPTIONS,
+    EXECUTOR_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    SIM_OPTIONS,
     DropoutSeedOpt,
-    ExecutorOpt,
-    LLMBaseUrlOpt,
-    LLMCacheOpt,
-    LLMConcurrencyOpt,
-    LLMKeyEnvOpt,
-    LLMModelOpt,
-    LLMNoCacheOpt,
-    LLMPriceInOpt,
-    LLMPriceOutOpt,
-    LLMTemperatureOpt,
     MaxDepthOpt,
-    PopulationOpt,
-    PriorOpt,
-    PriorSeedOpt,
-    PSocialOpt,
+    Opt,
     RecipesOpt,
     SeedOpt,
     SimsOpt,
-    StepsOpt,
-    TimeLimitOpt,
-    UnsafeOpt,
-    VariantOpt,
-    WorkersOpt,
 )
 from tpdisc.cli.output import console, user_errors
 from tpdisc.cli.report import llm_usage, mechanism_table, results_table, write_figures
 from tpdisc.cli.runs import describe_run, run_evaluations
+from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import VARIANTS, VariantSpec, make_domain
 from tpdisc.protocols.baselines import STANDARD_BASELINES
-from tpdisc.sandbox import DEFAULT_TIME_LIMIT, SandboxConfig
-from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import make_executor
+from tpdisc.sim.config import EvaluationConfig
 
-# Here rather than in cli/options.py: only these two commands take it.
+ProtocolsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Baseline names or protocol .py files. Default: the five standard baselines "
+        f"({', '.join(STANDARD_BASELINES)}), or the protocols of --config.",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[
+    Path | None,
+    typer.Option("--json", help="Write config and per-protocol results to this JSON file."),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Save coverage.png (mean ± sem over steps) and pairwise.png (Welch tests) here.",
+    ),
+]
+LogDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--log-dir",
+        help="Write each simulation's transmission log (step, teacher, learner, memory, "
+        "recipe, survived bottleneck) as PROTOCOL-seedN.parquet here.",
+    ),
+]
 DetailsOpt = Annotated[
     bool,
     typer.Option(
@@ -64,128 +69,120 @@ DetailsOpt = Annotated[
         "of their union. The --json results always hold them, under 'mechanism'.",
     ),
 ]
+AblateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ablate",
+        help="Also run each protocol's state-agnostic ablation: its schedule replayed "
+        "with memories chosen at random.",
+    ),
+]
+TrustedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trusted",
+        help="Run protocol files in this process instead of the sandbox. UNSAFE: only "
+        "for code you wrote or have read.",
+    ),
+]
+EVALUATION_OPTIONS: tuple[Opt, ...] = (
+    Opt("sims", SimsOpt, "sims"),
+    Opt("seed", SeedOpt, "seed"),
+    Opt("ablate", AblateOpt, "ablate"),
+    Opt("trusted", TrustedOpt, "trusted"),
+    Opt("recipes", RecipesOpt, "recipes"),
+)
+EVALUATE_GROUPS = (
+    CONFIG_OPTIONS,
+    EVALUATION_OPTIONS,
+    SIM_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    EXECUTOR_OPTIONS,
+)
 
 
 @user_errors
+@with_options(*EVALUATE_GROUPS, defaults=EvaluationConfig())
 def evaluate_cmd(
-    protocols: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Baseline names or protocol .py files. Default: the five standard baselines "
-            f"({', '.join(STANDARD_BASELINES)}).",
+    protocols: ProtocolsArg = None,
+    json_out: JsonOpt = None,
+    plot: PlotOpt = None,
+    log_dir: LogDirOpt = None,
+    details: DetailsOpt = False,
+    *,
+    options: Options,
+) -> None:
+    """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
+    run(evaluation_config(protocols, options), options, json_out, plot, log_dir, details)
+
+
+@user_errors
+@with_options(*EVALUATE_GROUPS, defaults=EvaluationConfig())
+def compare_cmd(
+    protocols: ProtocolsArg = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder for results.json and the figures (coverage.png, pairwise.png).",
+        ),
+    ] = Path("results/compare"),
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Write config and per-protocol results to this JSON file (default: "
+            "results.json in --out).",
             show_default=False,
         ),
     ] = None,
-    agents: AgentsOpt = 10,
-    steps: StepsOpt = 150,
-    sims: SimsOpt = 30,
-    seed: SeedOpt = 0,
-    agent_type: AgentTypeOpt = SimConfig.agent_type,
-    population: PopulationOpt = None,
-    beta: BetaOpt = AgentParams.beta,
-    p_social: PSocialOpt = 0.5,
-    prior: PriorOpt = "ngram",
-    prior_seed: PriorSeedOpt = 0,
-    empowerment_choices: ChoicesOpt = "",
-    llm_base_url: LLMBaseUrlOpt = None,
-    llm_model: LLMModelOpt = None,
-    llm_api_key_env: LLMKeyEnvOpt = "OPENAI_API_KEY",
-    llm_concurrency: LLMConcurrencyOpt = 8,
-    llm_temperature: LLMTemperatureOpt = None,
-    llm_cache: LLMCacheOpt = None,
-    llm_no_cache: LLMNoCacheOpt = False,
-    llm_price_input: LLMPriceInOpt = None,
-    llm_price_output: LLMPriceOutOpt = None,
-    variant: VariantOpt = "full",
-    max_depth: MaxDepthOpt = 3,
-    dropout_seed: DropoutSeedOpt = 0,
-    ablate: Annotated[
-        bool,
-        typer.Option(
-            "--ablate",
-            help="Also run each protocol's state-agnostic ablation: its schedule replayed "
-            "with memories chosen at random.",
-        ),
-    ] = False,
-    trusted: Annotated[
-        bool,
-        typer.Option(
-            "--trusted",
-            help="Run protocol files in this process instead of the sandbox. UNSAFE: only "
-            "for code you wrote or have read.",
-        ),
-    ] = False,
-    unsafe_no_sandbox: UnsafeOpt = False,
-    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT,
-    recipes: RecipesOpt = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write config and per-protocol results to this JSON file."),
-    ] = None,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            help="Save coverage.png (mean ± sem over steps) and pairwise.png (Welch tests) here.",
-        ),
-    ] = None,
-    log_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--log-dir",
-            help="Write each simulation's transmission log (step, teacher, learner, memory, "
-            "recipe, survived bottleneck) as PROTOCOL-seedN.parquet here.",
-        ),
-    ] = None,
-    executor: ExecutorOpt = "processes",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
+    log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
+    *,
+    options: Options,
 ) -> None:
-    """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
-    spec = VariantSpec(variant, max_depth=max_depth, dropout_seed=dropout_seed)
-    graph = default_graph(recipes)
-    domain = make_domain(graph, spec)
-    llm = make_llm_config(
-        llm_base_url,
-        llm_model,
-        llm_api_key_env,
-        llm_concurrency,
-        llm_temperature,
-        llm_cache,
-        llm_no_cache,
-        llm_price_input,
-        llm_price_output,
-    )
-    config = make_config(
-        agents,
-        steps,
-        agent_type,
-        population,
-        beta,
-        p_social,
-        spec,
-        llm,
-        prior,
-        empowerment_choices,
-        prior_seed,
-    )
-    seeds = list(range(seed, seed + sims))
-    with make_executor(executor, workers, address) as pool:
+    """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
+    matrix with significance stars (the README's main job)."""
+    config = evaluation_config(protocols, options)
+    run(config, options, json_out or out / "results.json", out, log_dir, details)
+
+
+def evaluation_config(protocols: list[str] | None, options: Options) -> EvaluationConfig:
+    """The config of the options, with the protocols named as arguments (if any)."""
+    return options.config(EvaluationConfig, {"protocols": protocols} if protocols else {})
+
+
+def run(
+    config: EvaluationConfig,
+    options: Options,
+    json_out: Path | None,
+    plot: Path | None,
+    log_dir: Path | None,
+    details: bool,
+) -> None:
+    if options["print_config"]:
+        print_yaml(config)
+        return
+    graph = default_graph(config.recipes)
+    domain = make_domain(graph, config.sim.variant)
+    sim = config.sim
+    with config.executor.open() as pool:
         evaluations = run_evaluations(
-            list(protocols or STANDARD_BASELINES),
+            list(config.protocols),
             domain,
-            config,
-            seeds,
-            ablate=ablate,
-            trusted=trusted,
+            sim,
+            config.seeds,
+            ablate=config.ablate,
+            trusted=config.trusted,
             executor=pool,
             log_dir=log_dir,
-            sandbox=SandboxConfig(time_limit=time_limit, allow_without_seccomp=unsafe_no_sandbox),
+            sandbox=config.sandbox,
         )
     title = (
-        f"{config.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in config.agents)}), "
-        f"{config.n_steps} steps, {sims} sims, variant {domain.name}"
+        f"{sim.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in sim.agents)}), "
+        f"{sim.n_steps} steps, {config.sims} sims, variant {domain.name}"
     )
     console.print(results_table(evaluations, title))
     if details:
@@ -194,7 +191,8 @@ def evaluate_cmd(
         console.print(line, highlight=False)
     if json_out:
         payload = {
-            "config": describe_run(config, domain, graph, seeds),
+            "config": describe_run(sim, domain, graph, config.seeds),
+            "evaluation": config.to_dict(),
             "results": [ev.to_json() for ev in evaluations],
         }
         json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -203,93 +201,6 @@ def evaluate_cmd(
     if plot:
         for path in write_figures(evaluations, plot, title):
             console.print(f"figure saved to {path}")
-
-
-@user_errors
-def compare_cmd(
-    protocols: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Baseline names or protocol .py files. Default: the five standard baselines.",
-            show_default=False,
-        ),
-    ] = None,
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for results.json and the figures.")
-    ] = Path("results/compare"),
-    agents: AgentsOpt = 10,
-    steps: StepsOpt = 150,
-    sims: SimsOpt = 30,
-    seed: SeedOpt = 0,
-    agent_type: AgentTypeOpt = SimConfig.agent_type,
-    population: PopulationOpt = None,
-    beta: BetaOpt = AgentParams.beta,
-    p_social: PSocialOpt = 0.5,
-    prior: PriorOpt = "ngram",
-    prior_seed: PriorSeedOpt = 0,
-    empowerment_choices: ChoicesOpt = "",
-    llm_base_url: LLMBaseUrlOpt = None,
-    llm_model: LLMModelOpt = None,
-    llm_api_key_env: LLMKeyEnvOpt = "OPENAI_API_KEY",
-    llm_concurrency: LLMConcurrencyOpt = 8,
-    llm_temperature: LLMTemperatureOpt = None,
-    llm_cache: LLMCacheOpt = None,
-    llm_no_cache: LLMNoCacheOpt = False,
-    llm_price_input: LLMPriceInOpt = None,
-    llm_price_output: LLMPriceOutOpt = None,
-    variant: VariantOpt = "full",
-    max_depth: MaxDepthOpt = 3,
-    dropout_seed: DropoutSeedOpt = 0,
-    trusted: Annotated[
-        bool, typer.Option("--trusted", help="Run protocol files in-process (UNSAFE).")
-    ] = False,
-    unsafe_no_sandbox: UnsafeOpt = False,
-    time_limit: TimeLimitOpt = DEFAULT_TIME_LIMIT,
-    recipes: RecipesOpt = None,
-    executor: ExecutorOpt = "processes",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
-    details: DetailsOpt = False,
-) -> None:
-    """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
-    matrix with significance stars (the README's main job)."""
-    evaluate_cmd(
-        protocols,
-        agents=agents,
-        steps=steps,
-        sims=sims,
-        seed=seed,
-        agent_type=agent_type,
-        population=population,
-        beta=beta,
-        p_social=p_social,
-        prior=prior,
-        prior_seed=prior_seed,
-        empowerment_choices=empowerment_choices,
-        llm_base_url=llm_base_url,
-        llm_model=llm_model,
-        llm_api_key_env=llm_api_key_env,
-        llm_concurrency=llm_concurrency,
-        llm_temperature=llm_temperature,
-        llm_cache=llm_cache,
-        llm_no_cache=llm_no_cache,
-        llm_price_input=llm_price_input,
-        llm_price_output=llm_price_output,
-        variant=variant,
-        max_depth=max_depth,
-        dropout_seed=dropout_seed,
-        ablate=False,
-        trusted=trusted,
-        unsafe_no_sandbox=unsafe_no_sandbox,
-        time_limit=time_limit,
-        recipes=recipes,
-        json_out=out / "results.json",
-        plot=out,
-        executor=executor,
-        workers=workers,
-        address=address,
-        details=details,
-    )
 
 
 @user_errors

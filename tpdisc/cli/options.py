@@ -1,9 +1,15 @@
-"""Typer options shared by several commands."""
+"""The command-line options, each declared once: its help, and where it sets the config.
+
+Commands take groups of them (:func:`tpdisc.cli.settings.with_options`); a value given on the
+command line overrides the ``--config`` file, which overrides the defaults of the config
+classes.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -203,3 +209,77 @@ LLMPriceOutOpt = Annotated[
         show_default=False,
     ),
 ]
+ConfigFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Read the settings from this YAML file (see --print-config and examples/); "
+        "options given on the command line override it.",
+        show_default=False,
+    ),
+]
+PrintConfigOpt = Annotated[
+    bool,
+    typer.Option(
+        "--print-config",
+        help="Print the effective settings (defaults, --config file and options merged) as "
+        "YAML that --config reads back, and stop.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One command-line option, declared once: its typer declaration, and the place in the
+    config tree (a dotted path, as in the YAML file) that its value sets when given."""
+
+    name: str
+    annotation: Any
+    path: str | None = None
+    default: Any = None  # shown in --help when the path has no value in the default tree
+
+
+def _sim(name: str, annotation: Any, path: str, default: Any = None) -> Opt:
+    return Opt(name, annotation, f"sim.{path}", default)
+
+
+SIM_OPTIONS: tuple[Opt, ...] = (
+    _sim("agents", AgentsOpt, "n_agents"),
+    _sim("steps", StepsOpt, "n_steps"),
+    _sim("agent_type", AgentTypeOpt, "agent_type"),
+    _sim("population", PopulationOpt, "population"),
+    _sim("beta", BetaOpt, "params.beta"),
+    _sim("p_social", PSocialOpt, "params.p_social"),
+    _sim("prior", PriorOpt, "params.prior"),
+    _sim("prior_seed", PriorSeedOpt, "params.prior_seed"),
+    _sim("empowerment_choices", ChoicesOpt, "params.empowerment", ""),
+    _sim("variant", VariantOpt, "variant.name"),
+    _sim("max_depth", MaxDepthOpt, "variant.max_depth"),
+    _sim("dropout_seed", DropoutSeedOpt, "variant.dropout_seed"),
+)
+LLM_AGENT = "sim.params.llm"
+LLM_AGENT_OPTIONS: tuple[Opt, ...] = (
+    Opt("llm_base_url", LLMBaseUrlOpt, f"{LLM_AGENT}.client.base_url"),
+    Opt("llm_model", LLMModelOpt, f"{LLM_AGENT}.client.model"),
+    Opt("llm_api_key_env", LLMKeyEnvOpt, f"{LLM_AGENT}.client.api_key_env", "OPENAI_API_KEY"),
+    Opt("llm_concurrency", LLMConcurrencyOpt, f"{LLM_AGENT}.concurrency", 8),
+    Opt("llm_temperature", LLMTemperatureOpt, f"{LLM_AGENT}.client.temperature"),
+    Opt("llm_cache", LLMCacheOpt, f"{LLM_AGENT}.cache_path"),
+    # Set by hand in cli/settings.py: the flag negates the setting, prices are per model.
+    Opt("llm_no_cache", LLMNoCacheOpt, None, False),
+    Opt("llm_price_input", LLMPriceInOpt),
+    Opt("llm_price_output", LLMPriceOutOpt),
+)
+EXECUTOR_OPTIONS: tuple[Opt, ...] = (
+    Opt("executor", ExecutorOpt, "executor.kind"),
+    Opt("workers", WorkersOpt, "executor.workers"),
+    Opt("address", AddressOpt, "executor.address"),
+)
+SANDBOX_OPTIONS: tuple[Opt, ...] = (
+    Opt("time_limit", TimeLimitOpt, "sandbox.time_limit"),
+    Opt("unsafe_no_sandbox", UnsafeOpt, "sandbox.allow_without_seccomp"),
+)
+CONFIG_OPTIONS: tuple[Opt, ...] = (
+    Opt("config_file", ConfigFileOpt),
+    Opt("print_config", PrintConfigOpt, None, False),
+)

@@ -74,6 +74,7 @@ def describe_run(
     kinds = (kind for kind, _ in config.agents)
     return {
         **config.to_dict(),
+        "population": [list(group) for group in config.agents],
         "seeds": seeds,
         "recipes_sha256": graph.sha256,
         "reachable": len(domain.reachable),

@@ -9,69 +9,84 @@ from typing import Annotated
 
 import typer
 
-from tpdisc.agents.population import AGENT_TYPES
-from tpdisc.cli.options import AddressOpt, ExecutorOpt, RecipesOpt, WorkersOpt
+from tpdisc.cli.options import (
+    CONFIG_OPTIONS,
+    EXECUTOR_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    SIM_OPTIONS,
+    Opt,
+    RecipesOpt,
+)
 from tpdisc.cli.output import console, err_console, user_errors
-from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import make_executor
+from tpdisc.cli.settings import Options, print_yaml, with_options
+from tpdisc.search.config import SearchConfig
+
+SEARCH_OPTIONS: tuple[Opt, ...] = (
+    Opt(
+        "iterations",
+        Annotated[
+            int, typer.Option(min=1, help="Iterations in total; a resumed run may raise it.")
+        ],
+        "iterations",
+    ),
+    Opt(
+        "warmup",
+        Annotated[
+            int | None,
+            typer.Option(
+                min=0,
+                help="Warm-up iterations, shown the baselines (default: a quarter of all).",
+                show_default=False,
+            ),
+        ],
+        "warmup",
+    ),
+    Opt(
+        "sims",
+        Annotated[int, typer.Option(min=1, help="Simulations per protocol, seeds 0..SIMS-1.")],
+        "sims",
+    ),
+    Opt(
+        "seed",
+        Annotated[int, typer.Option(min=0, help="Seed of the search's own choices.")],
+        "seed",
+    ),
+    Opt(
+        "generation_only",
+        Annotated[
+            bool,
+            typer.Option(
+                "--generation-only",
+                help="Every iteration in warm-up style: independent protocols, no evolution.",
+            ),
+        ],
+        "generation_only",
+    ),
+)
 
 
 @user_errors
+@with_options(
+    CONFIG_OPTIONS,
+    SEARCH_OPTIONS,
+    SIM_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    EXECUTOR_OPTIONS,
+    defaults=SearchConfig(),
+)
 def evolve_cmd(
     run_dir: Annotated[
         Path | None,
         typer.Option(
             "--run-dir",
             help="Run directory (archive.sqlite, config.yaml, best_fitness.png). An existing "
-            "one is resumed. Default: a new runs/evolve-DATE-TIME.",
+            "one is resumed: only --iterations, the LLM connection and the executor may "
+            "change. Default: a new runs/evolve-DATE-TIME.",
             show_default=False,
         ),
     ] = None,
-    iterations: Annotated[
-        int | None,
-        typer.Option(min=1, help="Iterations in total (default: 200); a resumed run may raise it."),
-    ] = None,
-    warmup: Annotated[
-        int | None,
-        typer.Option(
-            min=0, help="Warm-up iterations, shown the baselines (default: a quarter of all)."
-        ),
-    ] = None,
-    sims: Annotated[
-        int | None,
-        typer.Option(min=1, help="Simulations per protocol, seeds 0..SIMS-1 (default: 30)."),
-    ] = None,
-    steps: Annotated[
-        int | None, typer.Option("--steps", "-t", min=1, help="Steps per game (default: 150).")
-    ] = None,
-    agents: Annotated[
-        int | None, typer.Option("--agents", "-n", min=1, help="Agents per game (default: 10).")
-    ] = None,
-    agent_type: Annotated[
-        str | None,
-        typer.Option(
-            "--agent-type",
-            help=f"Agent model: {', '.join(AGENT_TYPES)} (default: {SimConfig.agent_type}).",
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option(min=0, help="Seed of the search's own choices (default: 0).")
-    ] = None,
-    prior_seed: Annotated[
-        int | None,
-        typer.Option(
-            "--prior-seed",
-            min=0,
-            help="Seed of the empowerment agents' prior (default: 0; see 'tpdisc prior build').",
-        ),
-    ] = None,
-    generation_only: Annotated[
-        bool,
-        typer.Option(
-            "--generation-only",
-            help="Every iteration in warm-up style: independent protocols, no evolution.",
-        ),
-    ] = False,
     base_url: Annotated[
         str | None,
         typer.Option(
@@ -109,16 +124,9 @@ def evolve_cmd(
             show_default=False,
         ),
     ] = None,
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config", help="Search settings as YAML (a new run only).", show_default=False
-        ),
-    ] = None,
-    executor: ExecutorOpt = "processes",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
     recipes: RecipesOpt = None,
+    *,
+    options: Options,
 ) -> None:
     """Search for protocols: LLM-guided evolution, or the offline proposer without an LLM."""
     from tpdisc.search.archive import Archive
@@ -127,28 +135,24 @@ def evolve_cmd(
     from tpdisc.search.run import FIGURE_NAME, LLMOptions, default_run_dir, evolve, resolve_config
 
     run_dir = run_dir or default_run_dir()
-    options = {
-        "iterations": iterations,
-        "warmup": warmup,
-        "sims": sims,
-        "n_steps": steps,
-        "n_agents": agents,
-        "agent_type": agent_type,
-        "seed": seed,
-        "prior_seed": prior_seed,
-        "generation_only": generation_only or None,
-    }
     llm = LLMOptions(base_url, model, api_key_env, max_cost, price_input, price_output)
-    config, resumed = resolve_config(run_dir, options, llm, config_file)
+    config_file = options["config_file"]
+    dry = bool(options["print_config"])
+    config, resumed = resolve_config(run_dir, options.overrides(), llm, config_file, write=not dry)
+    if dry:
+        print_yaml(config)
+        return
     with Archive(run_dir / Archive.FILE_NAME) as archive:
         done = archive.last_iteration()
+    sim = config.sim
+    agents = ", ".join(f"{n} {kind}" for kind, n in sim.agents)
     err_console.print(
         f"{'resuming' if resumed else 'starting'} {run_dir}: {config.proposer} proposer, "
-        f"{config.n_agents} {config.agent_type} agents × {config.n_steps} steps × "
-        f"{config.sims} sims, iteration {done + 1} of {config.iterations}"
+        f"{agents} agents × {sim.n_steps} steps × {config.sims} sims, "
+        f"iteration {done + 1} of {config.iterations}"
     )
     with (
-        make_executor(executor, workers, address) as pool,
+        config.executor.open() as pool,
         SearchProgress(err_console, config.iterations, done, config.sims) as progress,
     ):
         summary = evolve(

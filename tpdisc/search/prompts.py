@@ -59,22 +59,24 @@ class PromptSettings:
     sims: int
     bottleneck: int
     time_limit: float
-    agent_type: str
+    agent_types: tuple[str, ...]  # the population's, in order
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> PromptSettings:
         return cls(
-            n_agents=config.n_agents,
-            n_steps=config.n_steps,
+            n_agents=config.sim.n_agents,
+            n_steps=config.sim.n_steps,
             sims=config.sims,
-            bottleneck=config.bottleneck,
-            time_limit=config.time_limit,
-            agent_type=config.agent_type,
+            bottleneck=config.sim.bottleneck,
+            time_limit=config.sandbox.time_limit,
+            agent_types=tuple(kind for kind, _ in config.sim.agents),
         )
 
 
 def game_section(s: PromptSettings) -> str:
-    agents = AGENT_DESCRIPTIONS.get(s.agent_type, f"Agents are {s.agent_type} players.")
+    agents = " ".join(
+        AGENT_DESCRIPTIONS.get(kind, f"Some agents are {kind} players.") for kind in s.agent_types
+    )
     return f"""## The game
 A group of {s.n_agents} agents plays Collective Little Alchemy for {s.n_steps} steps. Every
 agent starts with four elements: air, earth, fire and water. Two elements (or one element

@@ -10,11 +10,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tpdisc.config_tree import encode, flatten, read_yaml, with_value
 from tpdisc.domain.data import default_graph
-from tpdisc.domain.variants import Domain, VariantSpec, make_domain
+from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.search.archive import Archive
-from tpdisc.search.config import SearchConfig
+from tpdisc.search.config import SearchConfig, upgraded
 from tpdisc.search.llm import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
@@ -77,40 +78,45 @@ def default_run_dir() -> Path:
 
 def resolve_config(
     run_dir: Path,
-    options: Mapping[str, Any],
+    requested: Mapping[str, Any],
     llm: LLMOptions,
     config_file: Path | None = None,
+    *,
+    write: bool = True,
 ) -> tuple[SearchConfig, bool]:
-    """The run's config and whether the run resumes.
+    """The run's config and whether the run resumes (``write``: save it in ``run_dir``).
 
-    ``options`` maps :class:`SearchConfig` fields to the values given (None: not given).
-    A new run starts from ``config_file`` (or the defaults) with the options applied; the
-    proposer is the LLM when one is configured, the offline proposer otherwise.
+    ``requested`` holds the settings given on the command line, nested as in the file.
+    A new run starts from ``config_file`` (or the defaults) with them applied; the proposer
+    is the LLM when one is configured, the offline proposer otherwise. A resumed run keeps
+    its stored settings: see :meth:`SearchConfig.resumed_with` for what may change.
     """
-    given = {k: v for k, v in options.items() if v is not None}
     if (run_dir / CONFIG_FILE).is_file():
         if config_file is not None:
             raise ConfigError(f"{run_dir} already holds a run; --config only applies to a new run")
         stored = SearchConfig.load(run_dir / CONFIG_FILE)
-        requested: dict[str, Any] = dict(given)
         new_llm = llm.apply(stored.llm)
         if new_llm is not None and stored.proposer != "llm":
             raise ConfigError(
                 f"{run_dir} is a run of the offline proposer; an LLM cannot join it "
                 "(start a new --run-dir instead)"
             )
-        requested["llm"] = new_llm
-        return open_run_dir(run_dir, None, requested), True
+        wanted = {**requested, "llm": new_llm}
+        if not write:
+            return stored.resumed_with(wanted), True
+        return open_run_dir(run_dir, None, wanted), True
     # Unset settings keep their defaults, which may depend on others (the warm-up length
     # on the number of iterations), so build from the raw settings, not from a config.
     where = str(config_file) if config_file is not None else "options"
-    raw = SearchConfig.read_yaml(config_file) if config_file is not None else {}
-    raw.update(given)
-    stored_llm = SearchConfig.from_dict(raw, where).llm
-    raw["llm"] = llm.apply(stored_llm)
-    if raw["llm"] is not None:
+    raw = upgraded(read_yaml(config_file)) if config_file is not None else {}
+    for path, value in flatten(dict(requested)).items():
+        raw = with_value(raw, path, value)
+    new_llm = llm.apply(SearchConfig.from_dict(raw, where).llm)
+    raw["llm"] = encode(new_llm)
+    if new_llm is not None:
         raw["proposer"] = "llm"
-    return open_run_dir(run_dir, SearchConfig.from_dict(raw, where), {}), False
+    config = SearchConfig.from_dict(raw, where)
+    return (open_run_dir(run_dir, config, {}) if write else config), False
 
 
 def make_proposer(config: SearchConfig, spent: float) -> Proposer:
@@ -155,7 +161,7 @@ def evolve(
     """Run (or resume) the search in ``run_dir`` and draw its best-fitness figure."""
     from tpdisc.search.plots import best_fitness_figure
 
-    domain = make_domain(default_graph(recipes), VariantSpec(config.variant))
+    domain = make_domain(default_graph(recipes), config.sim.variant)
     record_agent_models(run_dir, domain, config)
     with Archive(run_dir / Archive.FILE_NAME) as archive:
         spent = archive.spent()

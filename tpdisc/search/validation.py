@@ -17,7 +17,7 @@ from tpdisc.errors import ProtocolError
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
-from tpdisc.sandbox import SandboxConfig, SandboxedSource, precheck
+from tpdisc.sandbox import SandboxedSource, precheck
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate
 from tpdisc.sim.executors import Executor
@@ -63,7 +63,7 @@ class CandidateEvaluator:
 
     def spec(self, name: str, code: str) -> SourceProtocol:
         source = SourceProtocol(name, code, origin=name, trusted=not self.config.sandboxed)
-        return SandboxedSource.of(source, SandboxConfig(time_limit=self.config.time_limit))
+        return SandboxedSource.of(source, self.config.sandbox)
 
     def _evaluate(self, spec: ProtocolSpec) -> tuple[Evaluation, list[list[dict[str, Any]]]]:
         logs: dict[int, list[dict[str, Any]]] = {}
@@ -89,7 +89,8 @@ class CandidateEvaluator:
         problems = precheck_problems(code)
         if problems:
             return "The pre-check found problems:\n" + "\n".join(f"- {p}" for p in problems)
-        config = self.config.sim_config(n_steps=min(self.config.check_steps, self.config.n_steps))
+        steps = min(self.config.check_steps, self.config.sim.n_steps)
+        config = self.config.sim_config(n_steps=steps)
         try:
             run_simulation(self.domain, config, self.spec(name, code), CHECK_SEED)
         except ProtocolError as err:

@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.population import AGENT_TYPES, Population, parse_population, population_size
+from tpdisc.config_tree import decode, encode_fields
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
+from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.sandbox.config import SandboxConfig
+
+if TYPE_CHECKING:
+    from tpdisc.sim.executors import Executor
 
 BOTTLENECK = 20
 
 
 @dataclass(frozen=True)
 class SimConfig:
-    """Everything that, with a seed, fixes a simulation's outcome."""
+    """Everything that, with a seed, fixes a simulation's outcome: the one description of a
+    simulation, nested in the configs of evaluations and searches.
+
+    ``population`` (groups of (agent type, count), or text such as
+    ``'empowerment:5,stochastic:5'`` in a file) replaces ``n_agents`` and ``agent_type``.
+    """
 
     n_agents: int = 10
     n_steps: int = 150
     agent_type: str = "empowerment"
-    population: Population | None = None
+    population: Population | None = field(default=None, metadata={"from_text": parse_population})
     params: AgentParams = field(default_factory=AgentParams)
     bottleneck: int = BOTTLENECK
     variant: VariantSpec = field(default_factory=VariantSpec)
@@ -42,10 +54,14 @@ class SimConfig:
             raise ConfigError(f"p_social must lie in [0, 1], got {self.params.p_social}")
         if self.params.beta <= 0:
             raise ConfigError(f"beta must be positive, got {self.params.beta}")
-        if self.params.llm is None and any(kind == "llm" for kind, _ in self.agents):
+        uses_llm = any(kind == "llm" for kind, _ in self.agents)
+        if self.params.llm is None and uses_llm:
             raise ConfigError(
                 "agent type 'llm' needs a chat endpoint: give --llm-base-url and --llm-model"
             )
+        if self.params.llm is not None and not uses_llm:
+            # Settings no agent reads are not part of what the simulation is.
+            object.__setattr__(self, "params", replace(self.params, llm=None))
 
     @classmethod
     def with_population(cls, text: str, **kwargs: Any) -> SimConfig:
@@ -57,8 +73,75 @@ class SimConfig:
         return self.population or ((self.agent_type, self.n_agents),)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["population"] = [list(g) for g in self.agents]
-        if self.params.llm is not None:
-            data["params"]["llm"] = self.params.llm.to_dict()
-        return data
+        return encode_fields(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "sim") -> SimConfig:
+        return decode(cls, data, where)
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """Where simulations run: ``serial``, ``processes`` (``workers`` of them, default all
+    cores) or ``ray`` (``workers`` tasks in flight at most; ``address`` the cluster to
+    join, default a local one). It never changes a result."""
+
+    kind: str = "processes"
+    workers: int | None = None
+    address: str | None = None
+
+    def __post_init__(self) -> None:
+        from tpdisc.sim.executors import EXECUTORS
+
+        if self.kind not in EXECUTORS:
+            raise ConfigError(f"unknown executor {self.kind!r}; choose from {', '.join(EXECUTORS)}")
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"workers must be at least 1, got {self.workers}")
+        if self.address is not None and self.kind != "ray":
+            raise ConfigError(f"address {self.address!r} only applies to the ray executor")
+
+    def open(self) -> Executor:
+        from tpdisc.sim.executors import make_executor
+
+        return make_executor(self.kind, self.workers, self.address)
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """An evaluation (``tpdisc evaluate`` and ``compare``): which protocols, on which
+    simulation, over which seeds, run where. ``tpdisc evaluate --print-config`` prints it as
+    YAML, and ``--config FILE`` reads it back.
+
+    ``protocols`` are baseline names or protocol files; ``trusted`` runs the files in this
+    process instead of the sandbox (only for code one has read); ``recipes`` is the recipe
+    file (None: ``$TPDISC_RECIPES``, the user cache, then the checked download).
+    """
+
+    protocols: tuple[str, ...] = STANDARD_BASELINES
+    sims: int = 30
+    seed: int = 0
+    ablate: bool = False
+    sim: SimConfig = field(default_factory=SimConfig)
+    trusted: bool = False
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    recipes: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.protocols:
+            raise ConfigError("protocols: name at least one baseline or protocol file")
+        if self.sims < 1:
+            raise ConfigError(f"sims must be at least 1, got {self.sims}")
+        if self.seed < 0:
+            raise ConfigError(f"seed must not be negative, got {self.seed}")
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(range(self.seed, self.seed + self.sims))
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode_fields(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "config") -> EvaluationConfig:
+        return decode(cls, data, where)
