@@ -47,7 +47,10 @@ def decode(cls: type[T], data: Any, where: str = "config") -> T:
         spec, place = known[str(name)], _inside(where, str(name))
         parse, read = spec.metadata.get("from_text"), spec.metadata.get("decode")
         if parse is not None and isinstance(value, str):
-            values[spec.name] = parse(value)
+            try:
+                values[spec.name] = parse(value)
+            except ConfigError as err:
+                raise ConfigError(f"{place}: {err}") from None
         elif read is not None:
             values[spec.name] = None if value is None else read(value, place)
         else:

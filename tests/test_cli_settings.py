@@ -1,0 +1,118 @@
+"""Options declared once, YAML configs for every command, flags over files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from tests.conftest import TOY
+from tpdisc.cli import app
+from tpdisc.config_tree import decode
+from tpdisc.search.config import SearchConfig
+from tpdisc.sim.config import EvaluationConfig
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def recipes(tmp_path: Path) -> Path:
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(TOY))
+    return path
+
+
+def printed(*args: str | Path) -> dict:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    return yaml.safe_load(result.stdout)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_print_config_round_trips_and_flags_override_the_file(command, tmp_path) -> None:
+    flags = ["--population", "empowerment:2,stochastic:3", "--beta", "0.1", "--variant", "3-item"]
+    first = printed(command, "--print-config", *flags, "--executor", "serial", "paired")
+    assert first["protocols"] == ["paired"] and first["sim"]["params"]["beta"] == 0.1
+    assert first["sim"]["population"] == [["empowerment", 2], ["stochastic", 3]]
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(first))
+    assert printed(command, "--config", path, "--print-config") == first
+    changed = printed(command, "--config", path, "--print-config", "--beta", "0.7", "--sims", "3")
+    assert changed["sim"]["params"]["beta"] == 0.7 and changed["sims"] == 3
+    assert changed["sim"]["variant"] == first["sim"]["variant"]  # the file's, not the default
+    assert decode(EvaluationConfig, changed).sim.n_agents == 5
+
+
+def test_a_run_from_a_file_is_the_run_of_the_same_flags(recipes, tmp_path) -> None:
+    flags = ["--sims", "2", "--steps", "6", "--agents", "3", "--agent-type", "stochastic"]
+    flags += ["--executor", "serial", "--recipes", str(recipes), "paired"]
+    path = tmp_path / "exp.yaml"
+    path.write_text(runner.invoke(app, ["evaluate", "--print-config", *flags]).stdout)
+    outs = [tmp_path / "a.json", tmp_path / "b.json"]
+    assert runner.invoke(app, ["evaluate", *flags, "--json", str(outs[0])]).exit_code == 0
+    from_file = runner.invoke(app, ["evaluate", "--config", str(path), "--json", str(outs[1])])
+    assert from_file.exit_code == 0, from_file.output
+    a, b = (json.loads(p.read_text()) for p in outs)
+    assert a["results"][0]["final"] == b["results"][0]["final"] and a["config"] == b["config"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sim:\n  params:\n    beta: high\n", "sim.params.beta: expected a number, got 'high'"),
+        ("sims: 3\nbogus: 1\n", "unknown setting bogus"),
+        ("sim:\n  population: robots:3\n", "robots"),
+        ("executor:\n  kind: cloud\n", "unknown executor 'cloud'"),
+    ],
+)
+def test_mistakes_in_a_file_are_one_line(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "exp.yaml"
+    path.write_text(text)
+    result = runner.invoke(app, ["evaluate", "--config", str(path), "--print-config"])
+    assert result.exit_code == 1 and message in result.stderr and str(path) in result.stderr
+    assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_examples_load() -> None:
+    for command, name in (("evaluate", "evaluate.yaml"), ("evolve", "evolve.yaml")):
+        args = [command, "--config", ROOT / "examples" / name, "--print-config"]
+        data = printed(*args, *(["--run-dir", "/nonexistent/run"] if command == "evolve" else []))
+        assert data["sim"]["params"]["beta"] == 0.5
+    assert not Path("/nonexistent/run").exists()
+
+
+def test_evolve_takes_every_simulation_option_and_keeps_it(recipes, tmp_path) -> None:
+    run_dir = tmp_path / "run"
+    args = ["evolve", "--run-dir", str(run_dir), "--recipes", str(recipes), "--iterations", "2"]
+    args += ["--sims", "2", "--steps", "8", "--executor", "serial"]
+    setting = ["--population", "empowerment:2,stochastic:2", "--beta", "0.1", "--p-social", "0.9"]
+    setting += ["--empowerment-choices", "owned=zero", "--time-limit", "10"]
+    result = runner.invoke(app, [*args, *setting])
+    assert result.exit_code == 0, result.output
+    config = SearchConfig.load(run_dir / "config.yaml")
+    assert config.sim.agents == (("empowerment", 2), ("stochastic", 2))
+    assert (config.sim.params.beta, config.sim.params.p_social) == (0.1, 0.9)
+    assert config.sim.params.empowerment.owned == "zero" and config.sandbox.time_limit == 10
+    resumed = runner.invoke(app, [*args, "--beta", "0.2"])
+    assert resumed.exit_code == 1 and "sim.params.beta=0.1" in resumed.stderr
+    longer = runner.invoke(app, [*args[:-4], "--iterations", "3", "--executor", "serial"])
+    assert longer.exit_code == 0, longer.output
+    assert SearchConfig.load(run_dir / "config.yaml").iterations == 3
+
+
+def test_every_option_is_in_its_command_help() -> None:
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        subcommands = getattr(command, "commands", {name: command})
+        for sub_name, sub in subcommands.items():
+            path = [name] if sub is command else [name, sub_name]
+            text = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).output
+            for param in sub.params:
+                for flag in param.opts:
+                    if flag.startswith("--"):
+                        assert flag in text, f"{' '.join(path)} --help misses {flag}"
