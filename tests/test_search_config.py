@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import LLMConfig, ModelPrice
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.llm import LLMConfig, ModelPrice
 from tpdisc.sim.config import SimConfig
 
 

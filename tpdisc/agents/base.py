@@ -18,7 +18,7 @@ from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
 if TYPE_CHECKING:  # imported for real only where LLM agents are used: it loads openai
-    from tpdisc.agents.llm_config import LLMAgentConfig
+    from tpdisc.agents.llm.config import LLMAgentConfig
 
 # A memory as the game stores it: (ingredient, ingredient, result id or -1 on failure).
 Memory = tuple[int, int, int]

@@ -12,7 +12,7 @@ from tpdisc.errors import ConfigError
 from tpdisc.sim.config import SimConfig
 
 if TYPE_CHECKING:
-    from tpdisc.agents.llm_config import LLMAgentConfig
+    from tpdisc.agents.llm.config import LLMAgentConfig
 
 
 def make_llm_config(
@@ -32,8 +32,8 @@ def make_llm_config(
     if base_url is None or model is None:
         raise ConfigError("LLM agents need both --llm-base-url and --llm-model")
     # Imported here: it loads the openai client, which only LLM runs need.
-    from tpdisc.agents.llm_config import LLMAgentConfig
-    from tpdisc.search.llm import LLMConfig, ModelPrice
+    from tpdisc.agents.llm.config import LLMAgentConfig
+    from tpdisc.llm.client import LLMConfig, ModelPrice
 
     prices = {}
     if price_input is not None or price_output is not None:

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from tpdisc.errors import ConfigError
-from tpdisc.search.llm import LLMConfig
+from tpdisc.llm.client import LLMConfig
 from tpdisc.sim.config import BOTTLENECK, SimConfig
 
 PROPOSERS: tuple[str, ...] = ("offline", "llm")

@@ -17,10 +17,10 @@ import numpy as np
 
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import BudgetExceededError, LLMError
 from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.llm import BudgetExceededError, LLMError
 from tpdisc.search.prompts import baseline_source
 from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent

@@ -13,9 +13,9 @@ from typing import Any
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, VariantSpec, make_domain
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.llm import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
