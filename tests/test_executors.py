@@ -18,13 +18,8 @@ from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import SimTask, evaluate, evaluate_ablated
-from tpdisc.sim.executors import (
-    PayloadPacker,
-    ProcessExecutor,
-    SerialExecutor,
-    make_executor,
-    run_payload,
-)
+from tpdisc.sim.executor_base import PayloadPacker, run_payload
+from tpdisc.sim.executors import ProcessExecutor, SerialExecutor, make_executor
 from tpdisc.sim.game import SimResult
 
 

@@ -25,7 +25,7 @@ from tpdisc.search.prompts import baseline_source
 from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
 from tpdisc.search.validation import CandidateEvaluator, Scored
-from tpdisc.sim.executors import Executor
+from tpdisc.sim.executor_base import Executor
 
 CONFIG_FILE = "config.yaml"
 

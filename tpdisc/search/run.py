@@ -19,7 +19,7 @@ from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
-from tpdisc.sim.executors import Executor
+from tpdisc.sim.executor_base import Executor
 
 FIGURE_NAME = "best_fitness.png"
 AGENT_MODELS_FILE = "agent_models.json"
