@@ -20,13 +20,13 @@ from pathlib import Path
 
 from benchlib import full_domain, load, parser, report
 
+from tests.fakes.llm_player import ScriptedPlayer
 from tpdisc.agents.base import AgentParams
-from tpdisc.agents.llm_config import LLMAgentConfig
-from tpdisc.agents.llm_testing import ScriptedPlayer
+from tpdisc.agents.llm.config import LLMAgentConfig
 from tpdisc.domain.variants import Domain
+from tpdisc.llm.client import LLMConfig
+from tpdisc.llm.server import FakeChatServer
 from tpdisc.protocols.baselines import BaselineProtocol
-from tpdisc.search.llm import LLMConfig
-from tpdisc.search.testing import FakeChatServer
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
 

@@ -21,7 +21,7 @@ from benchlib import full_domain, load, parser, report
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.protocols.states import Snapshot
-from tpdisc.sandbox import client
+from tpdisc.sandbox import SandboxedSource, client
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
 
@@ -81,7 +81,7 @@ def states(game: dict[int, tuple[list[str], list[Memory]]], n_memories: int) -> 
 
 
 def spec(source: str, trusted: bool) -> SourceProtocol:
-    return SourceProtocol("bench", source, "bench.py", trusted)
+    return SandboxedSource("bench", source, "bench.py", trusted)
 
 
 def per_call(runner: ProtocolRunner, calls: list[AgentStates]) -> float:

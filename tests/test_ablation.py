@@ -13,10 +13,10 @@ from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.protocols.ablation import ReplayProtocol, ScheduleReplay
 from tpdisc.protocols.interface import AgentStates
+from tpdisc.protocols.schedule import Schedule
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import AblatedTask
 from tpdisc.sim.game import SimResult, run_simulation
-from tpdisc.sim.schedule import Schedule
 
 
 class SuccessesToNext:

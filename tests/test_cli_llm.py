@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
+from tests.fakes.llm_player import ScriptedPlayer
 from tests.helpers import APPENDIX
-from tpdisc.agents.llm_testing import ScriptedPlayer
 from tpdisc.cli import app
-from tpdisc.search.testing import FakeChatServer, Reply
+from tpdisc.llm.server import FakeChatServer, Reply
 
 runner = CliRunner()
 FAST = ["--steps", "4", "--sims", "2", "--executor", "serial"]

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tpdisc.cli import app
+from tpdisc.llm.server import FakeChatServer
 from tpdisc.search.archive import Archive
 from tpdisc.search.fake_author import ProtocolAuthor
-from tpdisc.search.testing import FakeChatServer
 
 runner = CliRunner()
 TINY = [

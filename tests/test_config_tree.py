@@ -62,7 +62,7 @@ def test_mistakes_are_one_line_naming_the_key(data: dict, message: str) -> None:
 
 
 def test_validation_of_the_classes_themselves_is_reported_with_the_file() -> None:
-    with pytest.raises(ConfigError, match="e.yaml: sim: beta must be positive"):
+    with pytest.raises(ConfigError, match=r"e\.yaml: sim: beta must be positive"):
         decode(EvaluationConfig, {"sim": {"params": {"beta": -1}}}, "e.yaml")
 
 
@@ -80,7 +80,7 @@ def test_paths_and_unreadable_files(tmp_path: Path) -> None:
     assert flatten({"a": {"b": 1, "c": {"d": None}}, "e": []}) == {"a.b": 1, "a.c.d": None, "e": []}
     assert with_value({"a": {"b": 1}}, "a.c.d", 2) == {"a": {"b": 1, "c": {"d": 2}}}
     (tmp_path / "bad.yaml").write_text("a: [\n")
-    with pytest.raises(ConfigError, match="bad.yaml: cannot read the config"):
+    with pytest.raises(ConfigError, match=r"bad\.yaml: cannot read the config"):
         read_yaml(tmp_path / "bad.yaml")
     (tmp_path / "list.yaml").write_text("- 1\n")
     with pytest.raises(ConfigError, match="expected a mapping"):

@@ -13,7 +13,7 @@ from tests.sandbox.helpers import wait_for, zygote_children
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.protocols.loader import SourceProtocol, load_protocol_class
-from tpdisc.sandbox import precheck, sandbox_support
+from tpdisc.sandbox import SandboxConfig, SandboxedSource, precheck, sandbox_support
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
 
@@ -52,7 +52,7 @@ def test_runs_untrusted_in_the_sandbox(path: Path, toy_graph: RecipeGraph) -> No
     supported, why = sandbox_support()
     if not supported:
         pytest.skip(f"the sandbox cannot confine protocols here: {why}")
-    spec = SourceProtocol.from_file(path)
+    spec = SandboxedSource.of(SourceProtocol.from_file(path), SandboxConfig())
     assert not spec.trusted
     config = SimConfig(n_agents=4, n_steps=20, agent_type="stochastic")
     result = run_simulation(make_domain(toy_graph), config, spec, seed=1)

@@ -16,15 +16,11 @@ from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError, ProtocolError
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox import SandboxedSource
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import SimTask, evaluate, evaluate_ablated
-from tpdisc.sim.executors import (
-    PayloadPacker,
-    ProcessExecutor,
-    SerialExecutor,
-    make_executor,
-    run_payload,
-)
+from tpdisc.sim.executor_base import PayloadPacker, run_payload
+from tpdisc.sim.executors import ProcessExecutor, SerialExecutor, make_executor
 from tpdisc.sim.game import SimResult
 
 
@@ -181,7 +177,7 @@ class TransmissionProtocol:
 
 def test_sandboxed_protocols_run_in_workers_with_identical_results(toy_graph, pool) -> None:
     # Each worker starts its own sandbox zygote (a child process) on first use.
-    protocol = SourceProtocol("neighbour", SANDBOXED_PROTOCOL, "neighbour.py", trusted=False)
+    protocol = SandboxedSource("neighbour", SANDBOXED_PROTOCOL, "neighbour.py")
     domain, config = make_domain(toy_graph), SimConfig(n_agents=3, n_steps=12)
     tasks = [SimTask(domain, config, protocol, seed) for seed in range(4)]
     serial = [fingerprint(r) for r in SerialExecutor().run(tasks)]

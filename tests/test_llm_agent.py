@@ -10,17 +10,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.fakes.llm_player import ScriptedPlayer
 from tpdisc.agents.base import AgentContext, AgentParams, AgentState
-from tpdisc.agents.llm import STAT_KEYS, LLMAgent
-from tpdisc.agents.llm_cache import ResponseCache
-from tpdisc.agents.llm_config import CACHE_FILE, LLMAgentConfig
-from tpdisc.agents.llm_testing import ScriptedPlayer
+from tpdisc.agents.llm.agent import STAT_KEYS, LLMAgent
+from tpdisc.agents.llm.cache import ResponseCache
+from tpdisc.agents.llm.config import CACHE_FILE, LLMAgentConfig
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.llm.client import LLMConfig, LLMError, ModelPrice
+from tpdisc.llm.server import FakeChatServer, Reply
 from tpdisc.protocols.baselines import BASELINES
 from tpdisc.protocols.resolve import resolve_protocol
-from tpdisc.search.llm import LLMConfig, LLMError, ModelPrice
-from tpdisc.search.testing import FakeChatServer, Reply
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate
 from tpdisc.sim.executors import ProcessExecutor, SerialExecutor

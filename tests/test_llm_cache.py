@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tpdisc.agents.llm_cache import CachedAnswer, ResponseCache, cache_key
+from tpdisc.agents.llm.cache import CachedAnswer, ResponseCache, cache_key
 from tpdisc.errors import ConfigError
 
 MESSAGES = [{"role": "system", "content": "rules"}, {"role": "user", "content": "state"}]

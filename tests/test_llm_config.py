@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tpdisc.agents.base import AgentParams
-from tpdisc.agents.llm_config import CACHE_FILE, LLMAgentConfig
+from tpdisc.agents.llm.config import CACHE_FILE, LLMAgentConfig
 from tpdisc.errors import ConfigError
-from tpdisc.search.llm import LLMConfig
+from tpdisc.llm.client import LLMConfig
 from tpdisc.sim.config import SimConfig
 
 

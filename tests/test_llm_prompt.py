@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpdisc.agents.llm_prompt import (
+from tpdisc.agents.llm.prompt import (
     SYSTEM_PROMPT,
     PromptView,
     UnusableAnswer,

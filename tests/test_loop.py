@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from tpdisc.domain.variants import make_domain
+from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
+from tpdisc.llm.server import FakeChatServer, Reply
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.fake_author import BROKEN_KINDS, ProtocolAuthor
-from tpdisc.search.llm import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.loop import SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
-from tpdisc.search.testing import FakeChatServer, Reply
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import SerialExecutor
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tpdisc.llm.client import LLMClient, LLMConfig
+from tpdisc.llm.server import FakeChatServer, Reply
 from tpdisc.search import blocks
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.llm import LLMClient, LLMConfig
 from tpdisc.search.parsing import ParsedAnswer, render_answer
 from tpdisc.search.prompts import REPAIR_HEADING, PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, ProposalRequest, genome_of
-from tpdisc.search.testing import FakeChatServer, Reply
 from tpdisc.sim.config import SimConfig
 
 STATS = ArchiveStats(6, 1, 60.0, 70.0, "stochastic")

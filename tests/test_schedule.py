@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tpdisc.sim.schedule import Schedule
+from tpdisc.protocols.schedule import Schedule
 
 
 def test_record_counts_per_teacher_and_learner() -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tpdisc.errors import ConfigError
-from tpdisc.search.config import SearchConfig
-from tpdisc.search.llm import LLMConfig, ModelPrice
 from tpdisc.agents.base import AgentParams
 from tpdisc.domain.variants import VariantSpec
+from tpdisc.errors import ConfigError
+from tpdisc.llm.client import LLMConfig, ModelPrice
+from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 

@@ -15,6 +15,7 @@ from tests.sandbox.helpers import (
     toy_states,
 )
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.errors import ProtocolError
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sandbox import SandboxedSource, SandboxError, open_sandboxed
@@ -26,7 +27,7 @@ def test_sandboxed_and_trusted_runs_of_one_file_give_the_same_simulation(
 ) -> None:
     for seed in (0, 7):
         trusted = simulate(toy_graph, SourceProtocol("p", RANDOM_PROTOCOL, "p.py", True), seed)
-        sandboxed = simulate(toy_graph, SourceProtocol("p", RANDOM_PROTOCOL, "p.py"), seed)
+        sandboxed = simulate(toy_graph, SandboxedSource("p", RANDOM_PROTOCOL, "p.py"), seed)
         assert trusted.schedule.total_sent() > 0
         assert same_simulation(trusted, sandboxed)
         assert sandboxed.protocol_logs == [
@@ -38,13 +39,15 @@ def test_sandboxed_and_trusted_runs_of_one_file_give_the_same_simulation(
         ]
 
 
-def test_source_protocol_opens_the_sandbox_unless_trusted() -> None:
-    with SourceProtocol("p", RANDOM_PROTOCOL, "p.py").open(3, 5, 0) as runner:
+def test_the_caller_chooses_the_sandbox_and_a_plain_source_never_runs_untrusted() -> None:
+    with SandboxedSource("p", RANDOM_PROTOCOL, "p.py").open(3, 5, 0) as runner:
         assert isinstance(runner, SandboxRunner)
-    with SourceProtocol("p", RANDOM_PROTOCOL, "p.py", trusted=True).open(3, 5, 0) as runner:
-        assert not isinstance(runner, SandboxRunner)
     with SandboxedSource("p", RANDOM_PROTOCOL, "p.py", True).open(3, 5, 0) as runner:
         assert not isinstance(runner, SandboxRunner)
+    with SourceProtocol("p", RANDOM_PROTOCOL, "p.py", trusted=True).open(3, 5, 0) as runner:
+        assert not isinstance(runner, SandboxRunner)
+    with pytest.raises(ProtocolError, match=r"p\.py: untrusted protocol code runs only in the"):
+        SourceProtocol("p", RANDOM_PROTOCOL, "p.py").open(3, 5, 0)
 
 
 @pytest.mark.parametrize("kind", ["tuples", "snapshots"])

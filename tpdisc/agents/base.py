@@ -18,13 +18,13 @@ from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
 if TYPE_CHECKING:  # imported for real only where LLM agents are used: it loads openai
-    from tpdisc.agents.llm_config import LLMAgentConfig
+    from tpdisc.agents.llm.config import LLMAgentConfig
 
 
 def _read_llm_config(data: Any, where: str) -> LLMAgentConfig:
     from collections.abc import Mapping
 
-    from tpdisc.agents.llm_config import LLMAgentConfig
+    from tpdisc.agents.llm.config import LLMAgentConfig
     from tpdisc.errors import ConfigError
 
     if not isinstance(data, Mapping):

@@ -16,7 +16,7 @@ AgentFactory = Callable[[AgentContext], Agent]
 AGENT_TYPES: dict[str, str] = {
     "empowerment": "tpdisc.agents.empowerment:EmpowermentAgent",
     "stochastic": "tpdisc.agents.stochastic:StochasticAgent",
-    "llm": "tpdisc.agents.llm:LLMAgent",
+    "llm": "tpdisc.agents.llm.agent:LLMAgent",
 }
 
 Population = tuple[tuple[str, int], ...]

@@ -13,7 +13,7 @@ from tpdisc.protocols.resolve import resolve_protocol, unique_names
 from tpdisc.sandbox import SandboxConfig, sandbox_untrusted
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
-from tpdisc.sim.executors import Executor
+from tpdisc.sim.executor_base import Executor
 
 
 def run_evaluations(

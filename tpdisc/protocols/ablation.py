@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
-from tpdisc.sim.schedule import Schedule
+from tpdisc.protocols.schedule import Schedule
 
 
 class ScheduleReplay:

@@ -66,18 +66,25 @@ def load_protocol_class(source: str, origin: str) -> type:
     return find_protocol_class(module.__dict__, origin)
 
 
-def instantiate(cls: type, n_agents: int, n_steps: int, origin: str) -> object:
-    try:
-        return cls(n_agents, n_steps)
-    except Exception as err:
-        raise ProtocolError(f"{origin}: {describe_exception(err)} in __init__") from err
+def start_protocol(cls: type, n_agents: int, n_steps: int, seed: int) -> object:
+    """A fresh instance of a loaded protocol class whose random choices follow ``seed``.
+
+    In-process runs and the sandbox's worker both start a protocol here, so that a trusted
+    and a sandboxed run of the same source give the same simulation: the generators are
+    seeded after the source has run (whatever it did to them at import) and just before
+    ``__init__``. Whatever ``__init__`` raises propagates; each caller reports it its way.
+    """
+    seed_global_generators(seed)
+    return cls(n_agents, n_steps)
 
 
 @dataclass(frozen=True)
 class SourceProtocol(ProtocolSpec):
     """A protocol given as source code (a user's file, or a search candidate).
 
-    ``trusted`` source runs in this process; untrusted source runs in the sandbox.
+    ``trusted`` source runs in this process. Untrusted source runs only where the caller
+    puts it: in the sandbox, through ``tpdisc.sandbox.SandboxedSource`` (the loader sits
+    below the sandbox and does not pick it on its own); opening it here is refused.
     """
 
     name: str
@@ -100,9 +107,13 @@ class SourceProtocol(ProtocolSpec):
 
     def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
         if not self.trusted:
-            from tpdisc.sandbox import open_sandboxed
-
-            return open_sandboxed(self, n_agents, n_steps, seed)
+            raise ProtocolError(
+                f"{self.origin}: untrusted protocol code runs only in the sandbox "
+                "(tpdisc.sandbox.SandboxedSource)"
+            )
         cls = load_protocol_class(self.source, self.origin)
-        seed_global_generators(seed)
-        return InProcessRunner(self.origin, instantiate(cls, n_agents, n_steps, self.origin))
+        try:
+            instance = start_protocol(cls, n_agents, n_steps, seed)
+        except Exception as err:
+            raise ProtocolError(f"{self.origin}: {describe_exception(err)} in __init__") from err
+        return InProcessRunner(self.origin, instance)

@@ -3,9 +3,10 @@
 See ``docs/security.md`` for the threat model and the layers. The public surface:
 
 - :func:`open_sandboxed` — a :class:`~tpdisc.protocols.interface.ProtocolRunner` for one
-  simulation of untrusted source (what ``SourceProtocol.open`` calls when not trusted);
-- :class:`SandboxedSource` — a ``SourceProtocol`` that carries its own :class:`SandboxConfig`
-  (time and memory limits, the explicit unsafe mode);
+  simulation of untrusted source;
+- :class:`SandboxedSource` — a ``SourceProtocol`` that runs in the sandbox, with its own
+  :class:`SandboxConfig` (time and memory limits, the explicit unsafe mode): the one way to
+  run untrusted source (a plain ``SourceProtocol`` refuses to);
 - :func:`precheck` — fast, readable problems in a source, for feedback to an LLM;
 - :class:`SandboxError` — the typed failure (``kind``, ``reason``);
 - :func:`sandbox_support` — whether this platform can enforce the seccomp layer;

@@ -303,8 +303,9 @@ def open_sandboxed(
 ) -> ProtocolRunner:
     """Start ``spec``'s source in a fresh confined worker for one simulation.
 
-    The worker seeds ``random`` and ``np.random`` from ``seed`` exactly as an in-process run
-    does, so a sandboxed and a trusted run of the same file give the same simulation. Every
+    The worker starts the protocol as an in-process run does
+    (:func:`~tpdisc.protocols.loader.start_protocol`), so a sandboxed and a trusted run of
+    the same file give the same simulation. Every
     failure raises :class:`SandboxError` with a ``kind`` and a one-line reason.
     """
     if config is None:

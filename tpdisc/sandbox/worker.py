@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import os
 import pickle
-import random
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 from tpdisc.errors import ProtocolError
 from tpdisc.protocols.exchanges import validate_exchanges
 from tpdisc.protocols.interface import describe_exception
-from tpdisc.protocols.loader import code_filename, find_protocol_class
+from tpdisc.protocols.loader import code_filename, find_protocol_class, start_protocol
 from tpdisc.sandbox import codec, confine, policy
 from tpdisc.sandbox.allowlist import disallowed_import, import_message
 
@@ -145,11 +144,8 @@ class Session:
             self.fail(classify(err), f"{describe(err)} while loading")
             return False
         self.channel.send(codec.LOADED)
-        # The same seeding, at the same point, as an in-process run of this source.
-        random.seed(init["seed"])
-        np.random.seed(init["seed"] % 2**32)
         try:
-            self.instance = cls(init["n_agents"], init["n_steps"])
+            self.instance = start_protocol(cls, init["n_agents"], init["n_steps"], init["seed"])
         except BaseException as err:
             self.fail(classify(err), f"{describe(err)} in __init__")
             return False

@@ -17,8 +17,8 @@ from tpdisc.config_tree import (
     write_yaml,
 )
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import LLMConfig
 from tpdisc.sandbox.config import SandboxConfig
-from tpdisc.search.llm import LLMConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 PROPOSERS: tuple[str, ...] = ("offline", "llm")

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tpdisc.llm.server import ChatRequest, FakeChatServer, Reply
 from tpdisc.search import blocks
 from tpdisc.search.parsing import ParsedAnswer, render_answer
 from tpdisc.search.prompts import REPAIR_HEADING
-from tpdisc.search.testing import ChatRequest, FakeChatServer, Reply
 
 BROKEN_KINDS: tuple[str, ...] = ("syntax", "crash", "invalid-exchange", "no-code")
 

@@ -17,15 +17,15 @@ import numpy as np
 
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import BudgetExceededError, LLMError
 from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.llm import BudgetExceededError, LLMError
 from tpdisc.search.prompts import baseline_source
 from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
 from tpdisc.search.validation import CandidateEvaluator, Scored
-from tpdisc.sim.executors import Executor
+from tpdisc.sim.executor_base import Executor
 
 CONFIG_FILE = "config.yaml"
 

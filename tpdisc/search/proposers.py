@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import ChatReply, LLMClient
 from tpdisc.search import blocks, prompts
 from tpdisc.search.archive import ArchiveStats, Candidate
-from tpdisc.search.llm import ChatReply, LLMClient
 from tpdisc.search.parsing import AnswerFormatError, parse_answer
 from tpdisc.search.prompts import PromptSettings
 

@@ -14,13 +14,13 @@ from tpdisc.config_tree import encode, flatten, read_yaml, with_value
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ConfigError
+from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig, upgraded
-from tpdisc.search.llm import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
-from tpdisc.sim.executors import Executor
+from tpdisc.sim.executor_base import Executor
 
 FIGURE_NAME = "best_fitness.png"
 AGENT_MODELS_FILE = "agent_models.json"

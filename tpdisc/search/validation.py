@@ -20,7 +20,7 @@ from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox import SandboxedSource, precheck
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate
-from tpdisc.sim.executors import Executor
+from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult, run_simulation
 
 CHECK_SEED = 0

@@ -15,7 +15,7 @@ from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sandbox.config import SandboxConfig
 
 if TYPE_CHECKING:
-    from tpdisc.sim.executors import Executor
+    from tpdisc.sim.executor_base import Executor
 
 BOTTLENECK = 20
 

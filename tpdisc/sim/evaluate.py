@@ -13,7 +13,8 @@ from tpdisc.domain.variants import Domain
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import Executor, ProcessExecutor, Task
+from tpdisc.sim.executor_base import Executor, Task
+from tpdisc.sim.executors import ProcessExecutor
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.mechanism import Mechanism, mean_mechanism
 

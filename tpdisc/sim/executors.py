@@ -3,78 +3,26 @@
 Every executor returns results in task order and calls ``on_result`` as each one arrives,
 so progress bars move whatever the engine. Tasks are deterministic given their own fields
 (a seed among them), so every executor gives the same results for the same tasks.
-
-Tasks of one evaluation all carry the same recipe graph. Rather than pickle it into every
-task, the process and Ray executors pickle it once per run, send those bytes along, and
-each worker unpickles it once and keeps it (see :class:`Payload`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
 import multiprocessing
 import os
-import pickle
 import select
 import threading
-from abc import ABC, abstractmethod
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-import numpy as np
-
-from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.errors import ConfigError
+from tpdisc.sim.executor_base import Executor, PayloadPacker, Task, run_payload
+from tpdisc.sim.ray_executor import RayExecutor
 
-T_co = TypeVar("T_co", covariant=True)
 R = TypeVar("R")
 
 EXECUTORS: tuple[str, ...] = ("serial", "processes", "ray")
-
-# Arrays at least this large travel like the recipe graph: once per run, not per task.
-SHARED_ARRAY_BYTES = 1 << 20
-# Worker-side cache of shared objects; a few suffice (one graph per domain variant).
-WORKER_CACHE_SIZE = 8
-
-
-class Task(Protocol[T_co]):
-    """A picklable unit of work: calling it computes its result."""
-
-    def __call__(self) -> T_co: ...
-
-
-class Executor(ABC):
-    """Runs tasks and returns their results in task order, whatever order they finish in.
-
-    Executors that hold workers keep them between runs (a search evaluates thousands of
-    protocols); use them as context managers, or call :meth:`close`, to release them.
-    """
-
-    @abstractmethod
-    def run(
-        self, tasks: Sequence[Task[R]], on_result: Callable[[R], None] | None = None
-    ) -> list[R]:
-        """Compute every task; ``on_result`` is called as each finishes (for progress)."""
-
-    def close(self) -> None:  # noqa: B027
-        """Release workers; the executor may not be used afterwards."""
-
-    def __enter__(self) -> Executor:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class SerialExecutor(Executor):
@@ -90,84 +38,6 @@ class SerialExecutor(Executor):
                 on_result(result)
             results.append(result)
         return results
-
-
-def is_shared(obj: object) -> bool:
-    """Whether ``obj`` is sent to workers once per run rather than inside every task."""
-    if isinstance(obj, RecipeGraph):
-        return True
-    return isinstance(obj, np.ndarray) and obj.nbytes >= SHARED_ARRAY_BYTES
-
-
-class _SharingPickler(pickle.Pickler):
-    """Pickles a task with its shared objects replaced by keys, collecting their bytes."""
-
-    def __init__(self, file: io.BytesIO, blobs: dict[str, bytes], keys: dict[int, str]) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.blobs = blobs  # key -> pickled object, for the whole run
-        self.keys = keys  # id(obj) -> key, for the whole run
-        self.used: list[str] = []
-
-    def persistent_id(self, obj: Any) -> str | None:
-        if not is_shared(obj):
-            return None
-        key = self.keys.get(id(obj))
-        if key is None:
-            blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-            key = hashlib.sha1(blob).hexdigest()
-            self.keys[id(obj)] = key
-            self.blobs.setdefault(key, blob)
-        if key not in self.used:
-            self.used.append(key)
-        return key
-
-
-@dataclass(frozen=True)
-class Payload:
-    """One task as it travels to a worker: its bytes, and the keys of the shared objects
-    it refers to (whose bytes travel beside it, see :func:`run_payload`)."""
-
-    task: bytes
-    keys: tuple[str, ...]
-
-
-class PayloadPacker:
-    """Packs the tasks of one run; shared objects are pickled once per run."""
-
-    def __init__(self) -> None:
-        self.blobs: dict[str, bytes] = {}
-        self._keys: dict[int, str] = {}
-        self._pinned: list[object] = []  # keeps ids in ``_keys`` valid during the run
-
-    def pack(self, task: object) -> Payload:
-        buffer = io.BytesIO()
-        pickler = _SharingPickler(buffer, self.blobs, self._keys)
-        pickler.dump(task)
-        self._pinned.append(task)
-        return Payload(buffer.getvalue(), tuple(pickler.used))
-
-
-# Per worker process: shared objects already unpickled, most recently used last. Workers
-# are separate processes, so this cache is never shared; it only saves repeated unpickling.
-_worker_cache: OrderedDict[str, object] = OrderedDict()
-
-
-class _SharingUnpickler(pickle.Unpickler):
-    def persistent_load(self, pid: Any) -> object:
-        return _worker_cache[pid]
-
-
-def run_payload(payload: Payload, blobs: Sequence[bytes]) -> object:
-    """Worker side: restore the task (unpickling each shared object once) and run it."""
-    for key, blob in zip(payload.keys, blobs, strict=True):
-        if key in _worker_cache:
-            _worker_cache.move_to_end(key)
-        else:
-            _worker_cache[key] = pickle.loads(blob)
-            while len(_worker_cache) > WORKER_CACHE_SIZE:
-                _worker_cache.popitem(last=False)
-    task = _SharingUnpickler(io.BytesIO(payload.task)).load()
-    return task()
 
 
 def default_workers() -> int:
@@ -297,6 +167,4 @@ def make_executor(
         return SerialExecutor()
     if kind == "processes":
         return ProcessExecutor(workers)
-    from tpdisc.sim.ray_executor import RayExecutor
-
     return RayExecutor(address, max_in_flight=workers)

@@ -30,11 +30,11 @@ from tpdisc.domain.variants import Domain
 from tpdisc.errors import ProtocolError
 from tpdisc.protocols.exchanges import validate_exchanges
 from tpdisc.protocols.interface import AgentStates, ProtocolSpec
+from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.log import TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
-from tpdisc.sim.schedule import Schedule
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Settings of LLM agents: the chat endpoint (shared with the search), concurrency, cache.
 
-Kept apart from :mod:`tpdisc.agents.llm` so that a configuration can be built, validated and
+Kept apart from :mod:`tpdisc.agents.llm.agent` so that a configuration can be built, validated and
 serialised without starting a client. It travels inside :class:`~tpdisc.agents.base.
 AgentParams` (field ``llm``) to every simulation, and records the name of the API key's
 environment variable, never the key.
@@ -15,7 +15,7 @@ from typing import Any
 
 from tpdisc.domain.data import cache_dir
 from tpdisc.errors import ConfigError
-from tpdisc.search.llm import LLMConfig
+from tpdisc.llm.client import LLMConfig
 
 CACHE_FILE = "llm-agent-responses.sqlite"
 

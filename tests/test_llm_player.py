@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tpdisc.agents.llm_prompt import (
+from tests.fakes.llm_player import ScriptedPlayer, usable_elements
+from tpdisc.agents.llm.prompt import (
     PromptView,
     UnusableAnswer,
     messages_for,
     parse_answer,
     reask_message,
 )
-from tpdisc.agents.llm_testing import ScriptedPlayer, usable_elements
-from tpdisc.search.testing import ChatRequest
+from tpdisc.llm.server import ChatRequest
 
 
 def request(messages: list[dict[str, str]]) -> ChatRequest:

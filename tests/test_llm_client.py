@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tpdisc.errors import ConfigError
-from tpdisc.search.llm import (
+from tpdisc.llm.client import (
     BudgetExceededError,
     LLMClient,
     LLMConfig,
@@ -15,7 +15,7 @@ from tpdisc.search.llm import (
     ModelPrice,
     parse_retry_after,
 )
-from tpdisc.search.testing import FakeChatServer, Reply
+from tpdisc.llm.server import FakeChatServer, Reply
 
 HELLO = [{"role": "user", "content": "say hello"}]
 

@@ -1,6 +1,6 @@
 """LLM agents (SPEC §2): a chat model picks the pair to attempt each step.
 
-Each step an agent sends the rules and its situation (:mod:`tpdisc.agents.llm_prompt`) and
+Each step an agent sends the rules and its situation (:mod:`tpdisc.agents.llm.prompt`) and
 reads ``<answer>element1 + element2</answer>``. An answer that names no usable pair (no tag,
 an element it cannot use now, one element only…) gets one re-ask that says why; if the
 second answer is unusable too, the agent falls back to a uniform choice among the pairs
@@ -9,10 +9,10 @@ inventory plus borrowed elements, with no social bias. Re-asks and fallbacks are
 :meth:`LLMAgent.stats`, with requests, cache hits, tokens and cost.
 
 All LLM agents of a simulation share one :class:`LLMSession`: one client (the search's
-:class:`~tpdisc.search.llm.LLMClient`, with its retries of rate limits and server errors),
+:class:`~tpdisc.llm.client.LLMClient`, with its retries of rate limits and server errors),
 one response cache and one thread pool, so the agents of a step ask concurrently, at most
 ``concurrency`` at a time. An endpoint that still fails after the client's retries stops the
-simulation with :class:`~tpdisc.search.llm.LLMError`: random choices in place of a dead
+simulation with :class:`~tpdisc.llm.client.LLMError`: random choices in place of a dead
 model would pass for results.
 """
 
@@ -26,9 +26,9 @@ from typing import cast
 import numpy as np
 
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentState, Memory
-from tpdisc.agents.llm_cache import CachedAnswer, ResponseCache, cache_key
-from tpdisc.agents.llm_config import LLMAgentConfig
-from tpdisc.agents.llm_prompt import (
+from tpdisc.agents.llm.cache import CachedAnswer, ResponseCache, cache_key
+from tpdisc.agents.llm.config import LLMAgentConfig
+from tpdisc.agents.llm.prompt import (
     NamedMemory,
     PromptView,
     UnusableAnswer,
@@ -39,7 +39,7 @@ from tpdisc.agents.llm_prompt import (
 from tpdisc.agents.stochastic import StochasticAgent
 from tpdisc.domain.recipes import Pair, RecipeGraph
 from tpdisc.errors import ConfigError
-from tpdisc.search.llm import ChatReply, LLMClient, LLMError, Message
+from tpdisc.llm.client import ChatReply, LLMClient, LLMError, Message
 
 # Counters every LLM agent reports (summed over agents, then over simulations).
 STAT_KEYS = (

@@ -1,0 +1,1 @@
+"""Agents whose choices a language model makes (``--agents llm``)."""
