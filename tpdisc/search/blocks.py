@@ -6,6 +6,8 @@ ones), *how much* and *when* (a schedule). :func:`render` turns a genome into an
 protocol source file that uses only the allowed imports, with comments saying what each
 part does; it goes through the same sandbox, archive and fitness path as any other code.
 :func:`mutate` and :func:`crossover` are the search operators of the offline proposer.
+The options of the choice genes (routes, score features, schedules) are entries of
+:mod:`tpdisc.search.genes`, each with its own description and code.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "noise": (0.0, 2.0),
 }
 WEIGHT_RANGE = (-1.0, 3.0)
+# Shared by random designs and mutations, so both explore the same values.
+REGROUP_EVERY_VALUES = (0, 5, 10, 20, 40)
+NOISE_VALUES = (0.0, 0.05, 0.1, 0.3, 1.0)
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,7 @@ def random_genome(rng: np.random.Generator) -> Genome:
         route=str(rng.choice(list(ROUTES))),
         peers=_int(rng, "peers"),
         group_size=_int(rng, "group_size"),
-        regroup_every=int(rng.choice([0, 5, 10, 20, 40])),
+        regroup_every=int(rng.choice(REGROUP_EVERY_VALUES)),
         weights=random_weights(rng),
         horizon=_int(rng, "horizon"),
         n_memories=_int(rng, "n_memories"),
@@ -139,7 +144,7 @@ def random_genome(rng: np.random.Generator) -> Genome:
         p_share=round(float(rng.uniform(0.3, 1.0)), 2),
         period=_int(rng, "period"),
         window=_int(rng, "window"),
-        noise=float(rng.choice([0.0, 0.05, 0.1, 0.3, 1.0])),
+        noise=float(rng.choice(NOISE_VALUES)),
     )
 
 
@@ -167,7 +172,7 @@ def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
     elif gene == "schedule":
         new = str(rng.choice([s for s in SCHEDULES if s != genome.schedule]))
     elif gene == "regroup_every":
-        new = int(rng.choice([v for v in (0, 5, 10, 20, 40) if v != genome.regroup_every]))
+        new = int(rng.choice([v for v in REGROUP_EVERY_VALUES if v != genome.regroup_every]))
     elif gene == "weights":
         return _mutate_weights(genome, rng)
     elif gene == "horizon":
@@ -175,7 +180,7 @@ def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
     elif gene == "p_share":
         new = round(_clip("p_share", genome.p_share + float(rng.choice([-0.2, -0.1, 0.1, 0.2]))), 2)
     elif gene == "noise":
-        new = float(rng.choice([v for v in (0.0, 0.05, 0.1, 0.3, 1.0) if v != genome.noise]))
+        new = float(rng.choice([v for v in NOISE_VALUES if v != genome.noise]))
     else:
         step = int(rng.choice([-3, -2, -1, 1, 2, 3]))
         new = int(_clip(gene, getattr(genome, gene) + step))
