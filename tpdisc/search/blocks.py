@@ -274,7 +274,7 @@ def describe(g: Genome) -> str:
     )
 
 
-# The rendered module: the docstring, then the methods, each at column 0 in what follows.
+# Templates at column 0: fill() indents each block to its placeholder's column.
 _MODULE = '''"""$doc
 
 Built by tpdisc's offline proposer from its library of building blocks.
@@ -392,12 +392,12 @@ def render(g: Genome) -> str:
         _method(
             "senders(self, i_step, recipient, owned)",
             expand(route.senders, g),
-            f"Who the recipient learns from: {route.summary}.",
+            f"Who the recipient learns from: {expand(route.summary, g)}.",
         ),
         _method(
             "quota(self, i_step, owned)",
             expand(schedule.quota, g),
-            f"Memories per recipient now: {schedule.summary}.",
+            f"Memories per recipient now: {expand(schedule.summary, g)}.",
         ),
         _method(
             f"score(self, e1, e2, result, age, {score_args})",

@@ -62,7 +62,7 @@ class Route:
     """Who each recipient learns from."""
 
     name: str
-    summary: str  # the docstring of the rendered senders method
+    summary: Snippet  # the docstring of the rendered senders method
     describe: Snippet  # the opening sentence of the protocol's description
     senders: Snippet  # body of ``senders(self, i_step, recipient, owned)``
     init: Snippet = ""  # lines of ``__init__``
@@ -90,7 +90,7 @@ class Schedule:
     """How many memories each recipient gets at a step."""
 
     name: str
-    summary: str  # the docstring of the rendered quota method
+    summary: Snippet  # the docstring of the rendered quota method
     quota: Snippet  # body of ``quota(self, i_step, owned)``
     init: Snippet = ""  # lines of ``__init__``
     when: Snippet = ""  # "Sharing happens ..." in the description; the summary if empty
