@@ -6,6 +6,8 @@ ones), *how much* and *when* (a schedule). :func:`render` turns a genome into an
 protocol source file that uses only the allowed imports, with comments saying what each
 part does; it goes through the same sandbox, archive and fitness path as any other code.
 :func:`mutate` and :func:`crossover` are the search operators of the offline proposer.
+The options of the choice genes (routes, score features, schedules) are entries of
+:mod:`tpdisc.search.genes`, each with its own description and code.
 """
 
 from __future__ import annotations
@@ -19,30 +21,7 @@ from typing import Any
 import numpy as np
 
 from tpdisc.errors import ConfigError
-
-ROUTES: dict[str, str] = {
-    "everyone": "every recipient learns from all other agents",
-    "random_peers": "every recipient learns from a fresh random set of peers each step",
-    "ring": "agents sit on a ring and learn from their nearest neighbours",
-    "groups": "agents form small groups and learn from their group mates",
-    "richest": "every recipient learns from the agents owning most elements it lacks",
-}
-FEATURES: dict[str, str] = {
-    "recency": "recent attempts",
-    "success": "successful attempts",
-    "failure": "failed attempts",
-    "lacking_result": "successes whose result the recipient lacks",
-    "actionable": "attempts whose ingredients the recipient owns",
-    "rarity": "results few agents own",
-    "untried": "pairs the recipient has not tried",
-}
-SCHEDULES: dict[str, str] = {
-    "always": "every step",
-    "periodic": "every few steps",
-    "adaptive": "in full when the group stalls, a little otherwise",
-    "ramp_up": "more and more as the game goes on",
-    "ramp_down": "a lot early, less and less later",
-}
+from tpdisc.search.genes import FEATURES, ROUTES, SCHEDULES, SCORE_INPUTS, expand, fill
 
 LIMITS: dict[str, tuple[float, float]] = {
     "peers": (1, 9),
@@ -56,6 +35,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "noise": (0.0, 2.0),
 }
 WEIGHT_RANGE = (-1.0, 3.0)
+# Shared by random designs and mutations, so both explore the same values.
+REGROUP_EVERY_VALUES = (0, 5, 10, 20, 40)
+NOISE_VALUES = (0.0, 0.05, 0.1, 0.3, 1.0)
 
 
 @dataclass(frozen=True)
@@ -154,7 +136,7 @@ def random_genome(rng: np.random.Generator) -> Genome:
         route=str(rng.choice(list(ROUTES))),
         peers=_int(rng, "peers"),
         group_size=_int(rng, "group_size"),
-        regroup_every=int(rng.choice([0, 5, 10, 20, 40])),
+        regroup_every=int(rng.choice(REGROUP_EVERY_VALUES)),
         weights=random_weights(rng),
         horizon=_int(rng, "horizon"),
         n_memories=_int(rng, "n_memories"),
@@ -162,7 +144,7 @@ def random_genome(rng: np.random.Generator) -> Genome:
         p_share=round(float(rng.uniform(0.3, 1.0)), 2),
         period=_int(rng, "period"),
         window=_int(rng, "window"),
-        noise=float(rng.choice([0.0, 0.05, 0.1, 0.3, 1.0])),
+        noise=float(rng.choice(NOISE_VALUES)),
     )
 
 
@@ -178,15 +160,7 @@ def expressed_genes(genome: Genome) -> list[str]:
     them would only produce a copy of the parent."""
     genes = ["route", "weights", "weights", "weights", "horizon", "n_memories", "n_memories"]
     genes += ["schedule", "p_share", "noise"]
-    if genome.route in ("random_peers", "ring", "richest"):
-        genes.append("peers")
-    if genome.route == "groups":
-        genes += ["group_size", "regroup_every"]
-    if genome.schedule == "periodic":
-        genes.append("period")
-    if genome.schedule == "adaptive":
-        genes.append("window")
-    return genes
+    return [*genes, *ROUTES[genome.route].genes, *SCHEDULES[genome.schedule].genes]
 
 
 def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
@@ -198,7 +172,7 @@ def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
     elif gene == "schedule":
         new = str(rng.choice([s for s in SCHEDULES if s != genome.schedule]))
     elif gene == "regroup_every":
-        new = int(rng.choice([v for v in (0, 5, 10, 20, 40) if v != genome.regroup_every]))
+        new = int(rng.choice([v for v in REGROUP_EVERY_VALUES if v != genome.regroup_every]))
     elif gene == "weights":
         return _mutate_weights(genome, rng)
     elif gene == "horizon":
@@ -206,7 +180,7 @@ def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
     elif gene == "p_share":
         new = round(_clip("p_share", genome.p_share + float(rng.choice([-0.2, -0.1, 0.1, 0.2]))), 2)
     elif gene == "noise":
-        new = float(rng.choice([v for v in (0.0, 0.05, 0.1, 0.3, 1.0) if v != genome.noise]))
+        new = float(rng.choice([v for v in NOISE_VALUES if v != genome.noise]))
     else:
         step = int(rng.choice([-3, -2, -1, 1, 2, 3]))
         new = int(_clip(gene, getattr(genome, gene) + step))
@@ -223,11 +197,11 @@ def _mutate_weights(genome: Genome, rng: np.random.Generator) -> tuple[Genome, s
     if (action == "add" and absent) or not weights:
         name = str(rng.choice(absent))
         weights[name] = _weight(rng)
-        note = f"started favouring {FEATURES[name]} (weight {weights[name]})"
+        note = f"started favouring {FEATURES[name].description} (weight {weights[name]})"
     elif action == "drop" and len(weights) > 1:
         name = str(rng.choice(sorted(weights)))
         del weights[name]
-        note = f"stopped scoring {FEATURES[name]}"
+        note = f"stopped scoring {FEATURES[name].description}"
     else:
         name = str(rng.choice(sorted(weights)))
         old = weights[name]
@@ -236,7 +210,7 @@ def _mutate_weights(genome: Genome, rng: np.random.Generator) -> tuple[Genome, s
         if new == old:  # clipped at a bound: step back inside instead
             new = round(old - 0.5 if old >= high else old + 0.5, 2)
         weights[name] = new
-        note = f"changed the weight of {FEATURES[name]} from {old} to {weights[name]}"
+        note = f"changed the weight of {FEATURES[name].description} from {old} to {weights[name]}"
     ordered = tuple((f, weights[f]) for f in FEATURES if f in weights)
     return replace(genome, weights=ordered), note
 
@@ -282,190 +256,26 @@ def distance(a: Genome, b: Genome) -> float:
 
 def describe(g: Genome) -> str:
     """What the rendered protocol does, in plain words."""
-    who = {
-        "everyone": "Every agent learns from all the others",
-        "random_peers": f"Every agent learns from {g.peers} randomly drawn peers each step",
-        "ring": f"Agents sit on a ring and each learns from its {g.peers} nearest neighbours",
-        "groups": (
-            f"Agents form groups of {g.group_size} and learn from their group mates"
-            + (f", regrouped every {g.regroup_every} steps" if g.regroup_every else "")
-        ),
-        "richest": (f"Every agent learns from the {g.peers} agents owning most elements it lacks"),
-    }[g.route]
+    schedule = SCHEDULES[g.schedule]
     weights = g.weight_map
     if weights:
-        liked = [FEATURES[f] for f, w in weights.items() if w > 0]
-        disliked = [FEATURES[f] for f, w in weights.items() if w < 0]
+        liked = [FEATURES[f].description for f, w in weights.items() if w > 0]
+        disliked = [FEATURES[f].description for f, w in weights.items() if w < 0]
         what = "favouring " + (", ".join(liked) if liked else "nothing in particular")
         if disliked:
             what += " and avoiding " + ", ".join(disliked)
     else:
         what = "chosen at random"
-    when = SCHEDULES[g.schedule]
-    if g.schedule == "periodic":
-        when = f"every {g.period} steps"
     chance = f", each recipient with probability {g.p_share:g}" if g.p_share < 1 else ""
     return (
-        f"{who}. Each recipient gets up to {g.n_memories} memories from their last {g.horizon} "
-        f"attempts, {what}. Sharing happens {when}{chance}."
+        f"{expand(ROUTES[g.route].describe, g)}. Each recipient gets up to {g.n_memories} "
+        f"memories from their last {g.horizon} attempts, {what}. "
+        f"Sharing happens {expand(schedule.when or schedule.summary, g)}{chance}."
     )
 
 
-def _senders_code(g: Genome) -> tuple[str, str]:
-    """(lines for __init__, body of the senders method)."""
-    if g.route == "everyone":
-        return "", "return [a for a in range(self.n_agents) if a != recipient]"
-    if g.route == "random_peers":
-        return "", (
-            "others = [a for a in range(self.n_agents) if a != recipient]\n"
-            f"k = min({g.peers}, len(others))\n"
-            "picked = self.rng.choice(len(others), size=k, replace=False)\n"
-            "return [others[int(i)] for i in picked]"
-        )
-    if g.route == "ring":
-        offsets = tuple((k // 2 + 1) * (1 if k % 2 == 0 else -1) for k in range(g.peers))
-        init = (
-            f"# the {g.peers} nearest seats on the ring, alternating right and left\n"
-            f"offsets = {offsets}\n"
-            "self.neighbours = [\n"
-            "    sorted({(a + d) % n_agents for d in offsets} - {a}) for a in range(n_agents)\n"
-            "]"
-        )
-        return init, "return self.neighbours[recipient]"
-    if g.route == "groups":
-        init = "self.mates = self.make_groups()"
-        return init, "return self.mates[recipient]"
-    return "", (
-        "lacking = {\n"
-        "    a: len(owned[a] - owned[recipient]) for a in range(self.n_agents) if a != recipient\n"
-        "}\n"
-        "ranked = sorted(lacking, key=lambda a: (-lacking[a], a))\n"
-        f"return [a for a in ranked[:{g.peers}] if lacking[a] > 0]"
-    )
-
-
-_FEATURE_CODE = {
-    "recency": ("score += {w} / (1.0 + age)", "recent attempts"),
-    "success": ("if result is not None:\n    score += {w}", "successes"),
-    "failure": ("if result is None:\n    score += {w}", "failures"),
-    "lacking_result": (
-        "if result is not None and result not in mine:\n    score += {w}",
-        "results the recipient lacks",
-    ),
-    "actionable": (
-        "score += {w} * ((e1 in mine) + (e2 in mine)) / 2",
-        "ingredients the recipient owns",
-    ),
-    "rarity": (
-        "if result is not None:\n    score += {w} * (1.0 - holders.get(result, 0) / self.n_agents)",
-        "results few agents own",
-    ),
-    "untried": (
-        "if frozenset((e1, e2)) not in tried:\n    score += {w}",
-        "pairs the recipient never tried",
-    ),
-}
-
-
-def _score_code(g: Genome) -> str:
-    lines = ["score = 0.0"]
-    for name, weight in g.weights:
-        code, why = _FEATURE_CODE[name]
-        lines.append(f"# {why}" + (" count against a memory" if weight < 0 else ""))
-        if weight < 0:
-            code = code.replace("score += {w}", "score -= {w}")
-        lines += code.format(w=f"{abs(weight):g}").split("\n")
-    if g.noise:
-        lines.append("# a little randomness breaks ties and keeps exploring")
-        lines.append(f"score += {g.noise:g} * self.rng.random()")
-    lines.append("return score")
-    return "\n".join(lines)
-
-
-def _quota_code(g: Genome) -> tuple[str, str]:
-    """(lines for __init__, body of the quota method)."""
-    n = g.n_memories
-    if g.schedule == "always":
-        return "", f"return {n}"
-    if g.schedule == "periodic":
-        return "", f"return {n} if (i_step + 1) % {g.period} == 0 else 0"
-    if g.schedule == "ramp_up":
-        return "", f"return max(1, round({n} * (i_step + 1) / self.n_steps))"
-    if g.schedule == "ramp_down":
-        return "", f"return max(1, round({n} * (1 - i_step / self.n_steps)))"
-    init = "self.coverage_history = []"
-    body = (
-        "# group progress: how many distinct elements the agents own together\n"
-        "coverage = len(set().union(*owned.values()))\n"
-        "self.coverage_history.append(coverage)\n"
-        f"stalled = len(self.coverage_history) > {g.window} and (\n"
-        f"    self.coverage_history[-1] == self.coverage_history[-1 - {g.window}]\n"
-        ")\n"
-        f"return {n} if stalled else max(1, {n} // 3)"
-    )
-    return init, body
-
-
-def _indent(code: str, spaces: int) -> str:
-    return textwrap.indent(code, " " * spaces) if code else ""
-
-
-def render(g: Genome) -> str:
-    """Readable protocol source for genome ``g``."""
-    features = g.weight_map
-    route_init, senders_body = _senders_code(g)
-    quota_init, quota_body = _quota_code(g)
-    init_lines = [
-        "self.n_agents = n_agents",
-        "self.n_steps = n_steps",
-        "# np.random is seeded before each simulation, so this stream is reproducible",
-        "self.rng = np.random.default_rng(np.random.randint(2**31))",
-        f"self.horizon = {g.horizon}",
-        "self.memories_sent = 0",
-        "self.active_steps = 0",
-    ]
-    if route_init:
-        init_lines += route_init.split("\n")
-    if quota_init:
-        init_lines += quota_init.split("\n")
-    per_step = ['owned = {a: set(s["inventory"]) for a, s in agent_states.items()}']
-    if "rarity" in features:
-        per_step += [
-            "holders = {}",
-            "for items in owned.values():",
-            "    for item in items:",
-            "        holders[item] = holders.get(item, 0) + 1",
-        ]
-    else:
-        per_step.append("holders = {}")
-    if g.route == "groups" and g.regroup_every:
-        per_step += [
-            f"if i_step and i_step % {g.regroup_every} == 0:",
-            "    self.mates = self.make_groups()",
-        ]
-    per_recipient = []
-    if g.p_share < 1:
-        per_recipient += [f"if self.rng.random() >= {g.p_share:g}:", "    continue"]
-    per_recipient.append("mine = owned[recipient]")
-    if "untried" in features:
-        per_recipient.append(
-            'tried = {frozenset((m[0], m[1])) for m in agent_states[recipient]["memories"]}'
-        )
-    else:
-        per_recipient.append("tried = set()")
-    groups_method = ""
-    if g.route == "groups":
-        groups_method = f'''
-    def make_groups(self):
-        """Random groups of {g.group_size}; each agent's mates are the rest of its group."""
-        order = [int(a) for a in self.rng.permutation(self.n_agents)]
-        groups = [order[i : i + {g.group_size}] for i in range(0, self.n_agents, {g.group_size})]
-        if len(groups) > 1 and len(groups[-1]) < 2:  # nobody stays alone
-            last = groups.pop()
-            groups[-1] += last
-        return {{a: [b for b in group if b != a] for group in groups for a in group}}
-'''
-    return f'''"""{textwrap.fill(describe(g), 88, subsequent_indent="")}
+# Templates at column 0: fill() indents each block to its placeholder's column.
+_MODULE = '''"""$doc
 
 Built by tpdisc's offline proposer from its library of building blocks.
 """
@@ -474,64 +284,131 @@ import numpy as np
 
 
 class TransmissionProtocol:
-    def __init__(self, n_agents, n_steps):
-{_indent(chr(10).join(init_lines), 8)}
-
-    def share_memories(self, i_step, agent_states):
-{_indent(chr(10).join(per_step), 8)}
-        quota = self.quota(i_step, owned)
-        if quota <= 0:
-            return {{}}
-        self.active_steps += 1
-        exchanges = {{}}
-        for recipient in range(self.n_agents):
-{_indent(chr(10).join(per_recipient), 12)}
-            pool = []
-            seen = set()
-            for sender in self.senders(i_step, recipient, owned):
-                memories = agent_states[sender]["memories"]
-                for index in range(max(0, len(memories) - self.horizon), len(memories)):
-                    e1, e2, result = memories[index]
-                    pair = (min(e1, e2), max(e1, e2))
-                    if pair in seen:  # one copy of each recipe is enough
-                        continue
-                    seen.add(pair)
-                    age = len(memories) - 1 - index
-                    score = self.score(e1, e2, result, age, mine, tried, holders)
-                    pool.append((score, sender, index))
-            pool.sort(reverse=True)
-            chosen = [(sender, index) for _, sender, index in pool[:quota]]
-            if chosen:
-                exchanges[recipient] = chosen
-                self.memories_sent += len(chosen)
-        return exchanges
-
-    def senders(self, i_step, recipient, owned):
-        """Who the recipient learns from: {ROUTES[g.route]}."""
-{_indent(senders_body, 8)}
-
-    def quota(self, i_step, owned):
-        """Memories per recipient now: {SCHEDULES[g.schedule]}."""
-{_indent(quota_body, 8)}
-
-    def score(self, e1, e2, result, age, mine, tried, holders):
-        """How useful a memory is to this recipient (higher is sent first)."""
-{_indent(_score_code(g), 8)}
-{groups_method}
-    def get_logs(self):
-        return [
-            {{
-                "metric_name": "memories_sent",
-                "metric_description": "memories sent over the whole game, all recipients",
-                "metric_value": float(self.memories_sent),
-            }},
-            {{
-                "metric_name": "active_steps",
-                "metric_description": "steps in which the schedule allowed sharing",
-                "metric_value": float(self.active_steps),
-            }},
-        ]
+    $methods
 '''
+_METHOD = """def $signature:
+    $doc
+    $body"""
+_INIT = """self.n_agents = n_agents
+self.n_steps = n_steps
+# np.random is seeded before each simulation, so this stream is reproducible
+self.rng = np.random.default_rng(np.random.randint(2**31))
+self.horizon = $horizon
+self.memories_sent = 0
+self.active_steps = 0
+$route
+$schedule"""
+# Every design shares the same way; the genes decide who the senders are, how many
+# memories go and how they are ranked.
+_SHARE_MEMORIES = """owned = {a: set(s["inventory"]) for a, s in agent_states.items()}
+$step_inputs
+$route_step
+quota = self.quota(i_step, owned)
+if quota <= 0:
+    return {}
+self.active_steps += 1
+exchanges = {}
+for recipient in range(self.n_agents):
+    $sampling
+    mine = owned[recipient]
+    $recipient_inputs
+    pool = []
+    seen = set()
+    for sender in self.senders(i_step, recipient, owned):
+        memories = agent_states[sender]["memories"]
+        for index in range(max(0, len(memories) - self.horizon), len(memories)):
+            e1, e2, result = memories[index]
+            pair = (min(e1, e2), max(e1, e2))
+            if pair in seen:  # one copy of each recipe is enough
+                continue
+            seen.add(pair)
+            age = len(memories) - 1 - index
+            score = self.score(e1, e2, result, age, $score_args)
+            pool.append((score, sender, index))
+    pool.sort(reverse=True)
+    chosen = [(sender, index) for _, sender, index in pool[:quota]]
+    if chosen:
+        exchanges[recipient] = chosen
+        self.memories_sent += len(chosen)
+return exchanges"""
+_SAMPLING = """if self.rng.random() >= $p_share:
+    continue"""
+_GET_LOGS = """return [
+    {
+        "metric_name": "memories_sent",
+        "metric_description": "memories sent over the whole game, all recipients",
+        "metric_value": float(self.memories_sent),
+    },
+    {
+        "metric_name": "active_steps",
+        "metric_description": "steps in which the schedule allowed sharing",
+        "metric_value": float(self.active_steps),
+    },
+]"""
+
+
+def _method(signature: str, body: str, doc: str = "") -> str:
+    return fill(_METHOD, signature=signature, doc=f'"""{doc}"""' if doc else "", body=body)
+
+
+def _score_code(g: Genome) -> str:
+    lines = ["score = 0.0"]
+    for name, weight in g.weights:
+        feature = FEATURES[name]
+        lines.append(f"# {feature.comment}" + (" count against a memory" if weight < 0 else ""))
+        lines.append(fill(feature.code, op="-=" if weight < 0 else "+=", w=f"{abs(weight):g}"))
+    if g.noise:
+        lines.append("# a little randomness breaks ties and keeps exploring")
+        lines.append(f"score += {g.noise:g} * self.rng.random()")
+    lines.append("return score")
+    return "\n".join(lines)
+
+
+def _score_inputs(g: Genome, per: str) -> str:
+    read = {name for feature, _ in g.weights for name in FEATURES[feature].reads}
+    return "\n".join(
+        i.code if i.name in read else i.stand_in for i in SCORE_INPUTS.values() if i.per == per
+    )
+
+
+def render(g: Genome) -> str:
+    """Readable protocol source for genome ``g``."""
+    route, schedule = ROUTES[g.route], SCHEDULES[g.schedule]
+    score_args = ", ".join(["mine", *SCORE_INPUTS])
+    share = fill(
+        _SHARE_MEMORIES,
+        step_inputs=_score_inputs(g, "step"),
+        route_step=expand(route.per_step, g),
+        sampling=fill(_SAMPLING, p_share=f"{g.p_share:g}") if g.p_share < 1 else "",
+        recipient_inputs=_score_inputs(g, "recipient"),
+        score_args=score_args,
+    )
+    init = fill(
+        _INIT, horizon=g.horizon, route=expand(route.init, g), schedule=expand(schedule.init, g)
+    )
+    methods = [
+        _method("__init__(self, n_agents, n_steps)", init),
+        _method("share_memories(self, i_step, agent_states)", share),
+        _method(
+            "senders(self, i_step, recipient, owned)",
+            expand(route.senders, g),
+            f"Who the recipient learns from: {expand(route.summary, g)}.",
+        ),
+        _method(
+            "quota(self, i_step, owned)",
+            expand(schedule.quota, g),
+            f"Memories per recipient now: {expand(schedule.summary, g)}.",
+        ),
+        _method(
+            f"score(self, e1, e2, result, age, {score_args})",
+            _score_code(g),
+            "How useful a memory is to this recipient (higher is sent first).",
+        ),
+    ]
+    if route.methods:
+        methods.append(expand(route.methods, g))
+    methods.append(_method("get_logs(self)", _GET_LOGS))
+    return fill(_MODULE, doc=textwrap.fill(describe(g), 88), methods="\n\n".join(methods))
 
 
 def logging_notes() -> str:

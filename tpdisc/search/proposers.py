@@ -11,7 +11,7 @@ import numpy as np
 
 from tpdisc.errors import ConfigError
 from tpdisc.llm.client import ChatReply, LLMClient
-from tpdisc.search import blocks, prompts
+from tpdisc.search import blocks, genes, prompts
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.parsing import AnswerFormatError, parse_answer
 from tpdisc.search.prompts import PromptSettings
@@ -224,7 +224,7 @@ class OfflineProposer(Proposer):
             genome,
             horizon=max(3, genome.horizon // 2),
             peers=max(1, genome.peers // 2),
-            route="random_peers" if genome.route in ("everyone", "richest") else genome.route,
-            weights=tuple((k, w) for k, w in genome.weights if k != "untried"),
+            route="random_peers" if genes.ROUTES[genome.route].costly else genome.route,
+            weights=tuple((k, w) for k, w in genome.weights if not genes.FEATURES[k].costly),
         )
         return self._offer(cheaper, f"made the design cheaper after: {error}")
