@@ -52,7 +52,9 @@ def test_evaluate_json_shape(recipes: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "paired" in result.stdout and "asocial" in result.stdout
     payload = json.loads(out.read_text())
-    assert set(payload) == {"config", "evaluation", "results"}
+    assert set(payload) == {"run", "config", "evaluation", "results"}
+    run = payload["run"]
+    assert run["tpdisc_version"] and run["started"] <= run["finished"]
     assert payload["evaluation"]["protocols"] == ["paired", "asocial"]
     config = payload["config"]
     assert (config["n_agents"], config["n_steps"], config["agent_type"]) == (3, 5, "stochastic")
@@ -296,3 +298,34 @@ def test_bad_empowerment_options_are_one_line_errors(
 ) -> None:
     args = ["--agents", "3", "--steps", "5", "--sims", "2", "--recipes", recipes]
     one_line_error(evaluate("asocial", *args, *option), fragment)
+
+
+def test_evaluate_json_keeps_the_protocols_own_metrics(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    protocol = Path(__file__).resolve().parents[1] / "examples" / "protocols" / "state_aware.py"
+    result = evaluate(protocol, *FAST, "--recipes", recipes, "--json", out, "--trusted")
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())["results"][0]
+    assert len(row["protocol_logs"]) == 2  # one list per simulation
+    metrics = row["protocol_metrics"]
+    assert set(metrics) == {"successes_sent", "failures_sent"}
+    sent = [next(m["metric_value"] for m in logs if m["metric_name"] == "successes_sent")
+            for logs in row["protocol_logs"]]  # fmt: skip
+    assert metrics["successes_sent"]["mean"] == pytest.approx(sum(sent) / 2)
+    assert metrics["successes_sent"]["description"] and metrics["successes_sent"]["sims"] == 2
+
+
+def test_compare_keeps_the_earlier_results(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    args = ["compare", "paired", *FAST, *SERIAL, "--recipes", str(recipes), "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    first = (out / "results.json").read_text()
+    again = runner.invoke(app, [*args, "--seed", "5"])
+    assert again.exit_code == 0 and "are now in" in again.stderr
+    assert (out / "previous" / "results.json").read_text() == first
+    assert (out / "results.json").read_text() != first
+
+
+def test_one_agent_and_a_sharing_protocol_is_said(recipes: Path) -> None:
+    result = evaluate("paired", *FAST, "--agents", "1", "--recipes", recipes)
+    assert result.exit_code == 0 and "with 1 agent no one shares: paired" in result.stderr

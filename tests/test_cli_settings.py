@@ -116,3 +116,8 @@ def test_every_option_is_in_its_command_help() -> None:
                 for flag in param.opts:
                     if flag.startswith("--"):
                         assert flag in text, f"{' '.join(path)} --help misses {flag}"
+
+
+def test_brackets_in_help_texts_are_shown() -> None:
+    assert "tpdisc[sentence]" in runner.invoke(app, ["prior", "build", "--help"]).output
+    assert "tpdisc[ray]" in runner.invoke(app, ["evaluate", "--help"]).output

@@ -11,11 +11,15 @@ from tpdisc.domain.variants import make_domain
 from tpdisc.search import blocks, genes
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.validation import CandidateEvaluator
+from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import SerialExecutor
 
 # In-process (trusted) checks keep this fast; the sandbox is tested on its own.
 CONFIG = SearchConfig(
-    sims=1, n_agents=5, n_steps=10, check_steps=10, agent_type="stochastic", sandboxed=False
+    sims=1,
+    check_steps=10,
+    sim=SimConfig(n_agents=5, n_steps=10, agent_type="stochastic"),
+    sandboxed=False,
 )
 GENE_NAMES = {f.name for f in fields(blocks.Genome)}
 

@@ -27,7 +27,7 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors", "config_tree"),  # tpdisc/__init__.py, errors.py, config_tree.py
+    ("errors", "config_tree"),
     ("domain",),
     ("llm",),
     ("agents", "protocols"),
@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("search",),
     ("analysis",),
     ("cli",),
+    ("",),  # tpdisc/__init__.py: the public API, names imported from every layer on use
 )
 LEVEL = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 

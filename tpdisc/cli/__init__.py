@@ -16,6 +16,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help texts are plain text: rich markup would swallow "tpdisc[ray]" and "[default]".
+    rich_markup_mode=None,
 )
 app.command("evaluate")(evaluate_cmd)
 app.command("compare")(compare_cmd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +24,7 @@ from tpdisc.cli.options import (
     SeedOpt,
     SimsOpt,
 )
-from tpdisc.cli.output import console, user_errors
+from tpdisc.cli.output import console, err_console, user_errors
 from tpdisc.cli.report import llm_usage, mechanism_table, results_table, write_figures
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.cli.settings import Options, print_yaml, with_options
@@ -31,6 +32,7 @@ from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import VARIANTS, VariantSpec, make_domain
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig
+from tpdisc.sim.provenance import provenance
 
 ProtocolsArg = Annotated[
     list[str] | None,
@@ -146,7 +148,26 @@ def compare_cmd(
     """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
     matrix with significance stars (the README's main job)."""
     config = evaluation_config(protocols, options)
+    if not options["print_config"]:
+        keep_earlier_results(out)
     run(config, options, json_out or out / "results.json", out, log_dir, details)
+
+
+COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png")
+
+
+def keep_earlier_results(out: Path) -> None:
+    """Move an earlier comparison's files from ``out`` to ``out/previous`` (replacing the
+    one kept before), saying so: a rerun never silently loses a result."""
+    earlier = [out / name for name in COMPARE_OUTPUTS if (out / name).is_file()]
+    if not earlier:
+        return
+    kept = out / "previous"
+    kept.mkdir(parents=True, exist_ok=True)
+    when = datetime.fromtimestamp(earlier[0].stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    for path in earlier:
+        path.replace(kept / path.name)
+    err_console.print(f"the earlier results in {out} (of {when}) are now in {kept}")
 
 
 def evaluation_config(protocols: list[str] | None, options: Options) -> EvaluationConfig:
@@ -165,21 +186,16 @@ def run(
     if options["print_config"]:
         print_yaml(config)
         return
+    started = datetime.now(UTC)
+    sharing = [p for p in config.protocols if p != "asocial"]
+    if config.sim.n_agents == 1 and sharing:
+        err_console.print(
+            f"warning: with 1 agent no one shares: {', '.join(sharing)} will play as asocial"
+        )
     graph = default_graph(config.recipes)
     domain = make_domain(graph, config.sim.variant)
     sim = config.sim
-    with config.executor.open() as pool:
-        evaluations = run_evaluations(
-            list(config.protocols),
-            domain,
-            sim,
-            config.seeds,
-            ablate=config.ablate,
-            trusted=config.trusted,
-            executor=pool,
-            log_dir=log_dir,
-            sandbox=config.sandbox,
-        )
+    evaluations = run_evaluations(config, domain, log_dir)
     title = (
         f"{sim.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in sim.agents)}), "
         f"{sim.n_steps} steps, {config.sims} sims, variant {domain.name}"
@@ -191,6 +207,7 @@ def run(
         console.print(line, highlight=False)
     if json_out:
         payload = {
+            "run": provenance(started),
             "config": describe_run(sim, domain, graph, config.seeds),
             "evaluation": config.to_dict(),
             "results": [ev.to_json() for ev in evaluations],

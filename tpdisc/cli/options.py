@@ -101,7 +101,7 @@ ExecutorOpt = Annotated[
     typer.Option(
         "--executor",
         help=f"Where simulations run: {', '.join(EXECUTORS)} (processes: all cores here; "
-        "ray: a Ray cluster, needs Ray: pip install 'tpdisc\\[ray]').",
+        "ray: a Ray cluster, needs Ray: pip install 'tpdisc[ray]').",
     ),
 ]
 WorkersOpt = Annotated[

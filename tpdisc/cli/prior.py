@@ -15,6 +15,7 @@ from tpdisc.domain.data import default_graph
 prior_app = typer.Typer(
     help="The empowerment agents' prior: cross-validated P(success) and P(result) per pair.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

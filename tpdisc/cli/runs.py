@@ -5,65 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tpdisc.agents.population import prepare_agents
 from tpdisc.cli.output import progress_bar
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain
-from tpdisc.protocols.resolve import resolve_protocol, unique_names
-from tpdisc.sandbox import SandboxConfig, sandbox_untrusted
-from tpdisc.sim.config import SimConfig
-from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
-from tpdisc.sim.executor_base import Executor
+from tpdisc.sim.config import EvaluationConfig, SimConfig
+from tpdisc.sim.evaluate import Evaluation
+from tpdisc.sim.run import prepare_evaluation
 
 
 def run_evaluations(
-    protocol_texts: list[str],
-    domain: Domain,
-    config: SimConfig,
-    seeds: list[int],
-    *,
-    ablate: bool,
-    trusted: bool,
-    executor: Executor,
-    log_dir: Path | None = None,
-    sandbox: SandboxConfig | None = None,
+    config: EvaluationConfig, domain: Domain, log_dir: Path | None = None
 ) -> list[Evaluation]:
-    specs = sandbox_untrusted(
-        [resolve_protocol(p, trusted=trusted) for p in protocol_texts],
-        sandbox or SandboxConfig(),
-    )
-    names = unique_names(specs)
+    """The evaluation of ``config`` on ``domain`` with a progress bar; each simulation's
+    transmission log saved in ``log_dir`` as PROTOCOL[-ablated]-seedN.parquet."""
+    # Before the bar: a first run builds the empowerment prior here, with its own display.
+    prepared = prepare_evaluation(config, domain)
     if log_dir:
         log_dir.mkdir(parents=True, exist_ok=True)
-    evaluations: list[Evaluation] = []
-    # Before the bar: a first run builds the empowerment prior here, with its own display.
-    prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
-    with progress_bar(len(specs) * len(seeds), "simulating") as advance:
-        for spec, name in zip(specs, names, strict=True):
-            label = f"{name}{' + ablation' if ablate else ''}"
+    suffix = " + ablation" if config.ablate else ""
+    with progress_bar(prepared.n_simulations, "simulating") as advance:
 
-            def tick(result: object, label: str = label, name: str = name) -> None:
-                if log_dir:
-                    runs = result if isinstance(result, tuple) else (result,)
-                    for run, suffix in zip(runs, ("", "-ablated"), strict=False):
-                        path = log_dir / f"{name}{suffix}-seed{run.seed}.parquet"
-                        run.log.to_parquet(path, domain.graph.names)
-                advance(label)
+        def tick(name: str, result: Any) -> None:
+            if log_dir:
+                runs = result if isinstance(result, tuple) else (result,)
+                for run, kind in zip(runs, ("", "-ablated"), strict=False):
+                    path = log_dir / f"{name}{kind}-seed{run.seed}.parquet"
+                    run.log.to_parquet(path, domain.graph.names)
+            advance(name + suffix)
 
-            evaluate_spec = evaluate_ablated if ablate else evaluate
-            done = evaluate_spec(
-                domain,
-                config,
-                spec,
-                seeds,
-                executor=executor,
-                on_result=tick,
-                record_log=log_dir is not None,
-            )
-            evaluations += done if isinstance(done, tuple) else [done]
-            for ev in evaluations[-2 if ablate else -1 :]:
-                ev.protocol = ev.protocol.replace(spec.name, name, 1)
-    return evaluations
+        with config.executor.open() as pool:
+            return prepared.run(pool, tick, record_log=log_dir is not None)
 
 
 def describe_run(

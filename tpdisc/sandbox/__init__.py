@@ -33,6 +33,7 @@ __all__ = [
     "SandboxError",
     "SandboxWarning",
     "SandboxedSource",
+    "load_protocols",
     "open_sandboxed",
     "precheck",
     "sandbox_support",
@@ -73,3 +74,14 @@ def sandbox_untrusted(specs: list[ProtocolSpec], config: SandboxConfig) -> list[
         SandboxedSource.of(s, config) if isinstance(s, SourceProtocol) and not s.trusted else s
         for s in specs
     ]
+
+
+def load_protocols(
+    texts: list[str], *, trusted: bool = False, sandbox: SandboxConfig | None = None
+) -> list[ProtocolSpec]:
+    """Protocols by baseline name or ``.py`` file, ready to evaluate: files run in the
+    sandbox (limits ``sandbox``) unless ``trusted``, as ``tpdisc evaluate`` runs them."""
+    from tpdisc.protocols.resolve import resolve_protocol
+
+    specs = [resolve_protocol(text, trusted=trusted) for text in texts]
+    return sandbox_untrusted(specs, sandbox or SandboxConfig())

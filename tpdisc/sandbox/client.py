@@ -20,8 +20,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import tpdisc
-
 START_TIMEOUT = 120.0  # imports of numpy and scikit-learn on a loaded machine
 REQUEST_TIMEOUT = 30.0
 
@@ -37,7 +35,7 @@ ENVIRONMENT = {
     "NUMEXPR_NUM_THREADS": "1",
     "VECLIB_MAXIMUM_THREADS": "1",
 }
-_PACKAGE_ROOT = str(Path(tpdisc.__file__).resolve().parent.parent)
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding tpdisc/
 _BOOT = (
     f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); "
     "from tpdisc.sandbox.zygote import main; main()"

@@ -15,13 +15,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from tpdisc.search.blocks import Genome
+
+class Genome(Protocol):
+    """What the snippets read of a :class:`tpdisc.search.blocks.Genome` (named here so that
+    this module, which blocks imports, does not import blocks)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def peers(self) -> int: ...
+    @property
+    def group_size(self) -> int: ...
+    @property
+    def regroup_every(self) -> int: ...
+
 
 # Template text over the genes, or a function of the genome for parts with conditions.
-Snippet = str | Callable[["Genome"], str]
+Snippet = str | Callable[[Genome], str]
 
 _BLOCK = re.compile(r"( *)\$(\w+)")
 _INLINE = re.compile(r"\$(\w+)")

@@ -41,6 +41,8 @@ class Evaluation:
     n_agents: int = 1  # to turn the per-simulation totals above into per-agent figures
     # per agent type, each mechanism number's mean over the simulations (tpdisc.sim.mechanism)
     mechanism: Mechanism = field(default_factory=dict)
+    # per simulation, what the protocol's get_logs() returned
+    protocol_logs: list[list[dict[str, Any]]] = field(default_factory=list)
 
     @classmethod
     def from_results(
@@ -60,6 +62,7 @@ class Evaluation:
             agent_stats=stats,
             n_agents=n_agents,
             mechanism=mean_mechanism(r.mechanism for r in results),
+            protocol_logs=[r.protocol_logs for r in results],
         )
 
     @property
@@ -91,6 +94,29 @@ class Evaluation:
             "received_per_agent": [float(x) / self.n_agents for x in self.received],
             "agent_stats": self.agent_stats,
             "mechanism": self.mechanism,
+            "protocol_metrics": self.protocol_metrics(),
+            "protocol_logs": self.protocol_logs,
+        }
+
+    def protocol_metrics(self) -> dict[str, dict[str, Any]]:
+        """Each metric of the protocol's ``get_logs()``: its description and, where its
+        values are numbers, their mean over the simulations that reported it."""
+        values: dict[str, list[float]] = {}
+        described: dict[str, str] = {}
+        for logs in self.protocol_logs:
+            for entry in logs:
+                name = str(entry.get("metric_name", ""))
+                described.setdefault(name, str(entry.get("metric_description", "")))
+                value = entry.get("metric_value")
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    values.setdefault(name, []).append(float(value))
+        return {
+            name: {
+                "description": text,
+                "mean": float(np.mean(values[name])) if name in values else None,
+                "sims": len(values.get(name, [])),
+            }
+            for name, text in described.items()
         }
 
 
