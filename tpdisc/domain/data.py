@@ -48,6 +48,29 @@ def download(url: str | None = None, dest: Path | None = None, sha256: str | Non
     return dest
 
 
+def install(path: str | Path) -> Path:
+    """Check that ``path`` is the public recipe file (its sha256) and copy it to the user
+    cache, where every later run finds it without ``--recipes``."""
+    path = Path(path)
+    try:
+        payload = path.read_bytes()
+    except OSError as err:
+        raise RecipeDataError(f"{path}: cannot read ({err.strerror})") from None
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != SHA256:
+        raise RecipeDataError(
+            f"{path}: sha256 {digest[:12]}… is not the public Little Alchemy 2 file's "
+            f"({SHA256[:12]}…); to play another file, give it with --recipes or ${ENV_VAR}"
+        )
+    load_recipes(path)  # the right bytes, but a parse error here would be a tpdisc bug
+    dest = cache_dir() / FILE_NAME
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".part")
+    tmp.write_bytes(payload)
+    tmp.replace(dest)
+    return dest
+
+
 def locate_recipes(path: str | Path | None = None, *, allow_download: bool = True) -> Path:
     """Find the recipe file: ``path``, then ``$TPDISC_RECIPES``, the user cache, a download."""
     if path:
