@@ -275,7 +275,7 @@ class Archive:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
@@ -299,7 +299,7 @@ class Archive:
 
     def add_seed(self, candidate: Candidate) -> int:
         """Store one evaluated baseline (its own transaction)."""
-        with self.transaction() as db:
+        with self._transaction() as db:
             return self._insert(db, candidate)
 
     def finish_iteration(
@@ -311,7 +311,7 @@ class Archive:
         rows are written. Returns the id of the iteration's valid protocol, if any.
         """
         accepted: int | None = None
-        with self.transaction() as db:
+        with self._transaction() as db:
             previous: int | None = None
             for candidate in candidates:
                 if candidate.attempt > 0:
