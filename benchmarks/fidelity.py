@@ -268,7 +268,7 @@ def swap(seeds: list[int], beta: float, sims: int, recipes: str | None) -> dict[
 
     The mixed priors are injected into this process's table memo, so the simulations run
     serially here."""
-    import tpdisc.agents.empowerment as empowerment
+    import tpdisc.agents.empowerment_tables as empowerment
     from tpdisc.agents.prior.build import Prior, PriorSettings
     from tpdisc.agents.prior.store import ensure_prior
     from tpdisc.sim.executors import SerialExecutor
