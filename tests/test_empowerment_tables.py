@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import TOY
-from tpdisc.agents.empowerment_tables import EmpowermentTables, shared_tables
+from tpdisc.agents.empowerment_tables import EmpowermentTables, install_tables, shared_tables
 from tpdisc.agents.prior.build import Prior
 from tpdisc.domain.recipes import parse_wordcraft
 from tpdisc.domain.variants import VariantSpec, make_domain
@@ -63,3 +63,15 @@ def test_shared_tables_use_the_prior_of_the_current_cache(
         assert len(list((tmp_path / name / "priors").glob("prior-*.npz"))) == 1
         # a graph with the same content, another object: the memo's answer
         assert shared_tables(parse_wordcraft(TOY, "toy"), toy, "ngram", seed=5) is tables
+
+
+def test_installed_tables_are_handed_out_without_building_a_prior(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What benchmarks/fidelity.py swap does: agents of a made-up seed play a modified
+    prior (its memo key once lacked the cache folder, and the seed built a real prior)."""
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path))
+    tables = EmpowermentTables.build(handmade_prior(), GRAPH)
+    install_tables(tables, GRAPH, GRAPH, "ngram", 1234)
+    assert shared_tables(GRAPH, GRAPH, "ngram", seed=1234) is tables
+    assert not (tmp_path / "priors").exists()

@@ -96,16 +96,36 @@ def shared_tables(
     """Tables for agents playing ``played`` with the prior of ``source``, backend ``spec``
     and seed ``seed``."""
     from tpdisc.agents.prior.build import PriorSettings
-    from tpdisc.agents.prior.store import ensure_prior, prior_dir
+    from tpdisc.agents.prior.store import ensure_prior
 
-    # The cache folder is part of the key: a process that switches caches (tests, a user
-    # setting TPDISC_CACHE between calls) finds, or builds, the prior in the new one.
-    key = (_fingerprint(source), _fingerprint(played), spec, seed, str(prior_dir()))
+    key = _key(source, played, spec, seed)
     tables = _TABLES.get(key)
     if tables is None:
         prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed))
         tables = EmpowermentTables.build(prior, played)
-        if len(_TABLES) >= 4:
-            _TABLES.pop(next(iter(_TABLES)))
-        _TABLES[key] = tables
+        _remember(key, tables)
     return tables
+
+
+def install_tables(
+    tables: EmpowermentTables, source: RecipeGraph, played: RecipeGraph, spec: str, seed: int
+) -> None:
+    """Make :func:`shared_tables` hand out ``tables`` in this process for this prior, as
+    experiments on a modified prior do (``benchmarks/fidelity.py swap``)."""
+    _remember(_key(source, played, spec, seed), tables)
+
+
+def _key(
+    source: RecipeGraph, played: RecipeGraph, spec: str, seed: int
+) -> tuple[int, int, str, int, str]:
+    from tpdisc.agents.prior.store import prior_dir
+
+    # The cache folder is part of the key: a process that switches caches (tests, a user
+    # setting TPDISC_CACHE between calls) finds, or builds, the prior in the new one.
+    return (_fingerprint(source), _fingerprint(played), spec, seed, str(prior_dir()))
+
+
+def _remember(key: tuple[int, int, str, int, str], tables: EmpowermentTables) -> None:
+    if len(_TABLES) >= 4:
+        _TABLES.pop(next(iter(_TABLES)))
+    _TABLES[key] = tables
