@@ -268,7 +268,7 @@ def swap(seeds: list[int], beta: float, sims: int, recipes: str | None) -> dict[
 
     The mixed priors are injected into this process's table memo, so the simulations run
     serially here."""
-    import tpdisc.agents.empowerment as empowerment
+    from tpdisc.agents.empowerment_tables import EmpowermentTables, install_tables
     from tpdisc.agents.prior.build import Prior, PriorSettings
     from tpdisc.agents.prior.store import ensure_prior
     from tpdisc.sim.executors import SerialExecutor
@@ -290,10 +290,7 @@ def swap(seeds: list[int], beta: float, sims: int, recipes: str | None) -> dict[
                 {},
             )
             fake_seed = 1000 + 100 * a + b  # a memo key no real prior uses
-            key = (empowerment._fingerprint(graph), empowerment._fingerprint(graph), "ngram")
-            empowerment._TABLES[(*key, fake_seed)] = empowerment.EmpowermentTables.build(
-                mixed, graph
-            )
+            install_tables(EmpowermentTables.build(mixed, graph), graph, graph, "ngram", fake_seed)
             config = SimConfig(params=AgentParams(beta=beta, prior_seed=fake_seed))
             ev = evaluate(
                 domain, config, BaselineProtocol("asocial"), range(sims), executor=SerialExecutor()

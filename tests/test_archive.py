@@ -123,7 +123,7 @@ def test_wal_mode_and_read_only_access(tmp_path) -> None:
         mode = archive.db.execute("PRAGMA journal_mode").fetchone()[0]
         archive.add_seed(row("a", 0, mode="seed", code="c", fitness_mean=1.0))
         with Archive(path, readonly=True) as reader:  # while the writer is open
-            assert [c.name for c in reader.valid()] == ["a"]
+            assert [c.name for c in reader.candidates(valid_only=True)] == ["a"]
             assert reader.find_code("c") == 1
             with pytest.raises(sqlite3.OperationalError):
                 reader.set_meta("k", "v")
@@ -142,3 +142,102 @@ def test_bad_paths_are_one_line_errors(tmp_path) -> None:
         pytest.raises(ConfigError, match="no protocol with id 9"),
     ):
         archive.get(9)
+
+
+def filled(archive: Archive) -> None:
+    """Seeds, a lineage three deep, a tie on fitness, a failure and a duplicate."""
+    big = dict(code="x = 1\n" * 100, prompt="p" * 1000, logs=[["log"] * 50], curve_mean=[1.0])
+    for i, name in enumerate(("paired", "asocial")):
+        archive.add_seed(row(name, 0, mode="seed", fitness_mean=50.0 + i, **big))
+    lineage: list[int] = []
+    for i, fitness in enumerate((55.0, 70.0, 70.0, 60.0), 1):
+        big["code"] = f"y = {i}\n" * 100
+        child = row(f"i{i}", i, mode="improve", fitness_mean=fitness, fitness_sem=1.0, **big)
+        child.parent_id, child.lineage = (lineage[0] if lineage else None), list(lineage)
+        archive.finish_iteration(i, "improve", [child])
+        lineage = [child.id or 0, *lineage]
+    archive.finish_iteration(
+        5,
+        "diversify",
+        [
+            row("i5", 5, status="invalid", error="boom", code="z"),
+            row("i5r1", 5, attempt=1, status="duplicate", code="y = 1\n" * 100),
+        ],
+    )
+
+
+def test_summaries_carry_no_texts_and_match_the_rows(tmp_path) -> None:
+    with Archive(tmp_path / "a.sqlite") as archive:
+        filled(archive)
+        rows = archive.candidates()
+        summaries = archive.summaries()
+        valid = archive.summaries(valid_only=True)
+        best = archive.summaries(valid_only=True, order="fitness", limit=3)
+    heavy = {"code", "prompt", "answer", "logs", "curve_mean", "fitness_values", "genome"}
+    assert not heavy & set(vars(summaries[0]))
+    assert len(summaries) == len(rows) == 8
+    for s, c in zip(summaries, rows, strict=True):
+        assert (s.id, s.name, s.mode, s.status, s.parent_id, list(s.lineage), s.valid) == (
+            c.id,
+            c.name,
+            c.mode,
+            c.status,
+            c.parent_id,
+            c.lineage,
+            c.valid,
+        )
+        assert s.fitness_mean == c.fitness_mean and s.fitness_sem == c.fitness_sem
+    assert [s.name for s in valid] == [c.name for c in rows if c.valid]
+    # best first; a tie keeps the order of storage, as a stable sort does
+    ranked = sorted((c for c in rows if c.valid), key=lambda c: -c.fitness)
+    assert [s.name for s in best] == [c.name for c in ranked[:3]] == ["i2", "i3", "i4"]
+
+
+def test_typed_filters_and_reading_rows_by_id(tmp_path) -> None:
+    with Archive(tmp_path / "a.sqlite") as archive:
+        filled(archive)
+        assert [c.name for c in archive.candidates(mode="seed")] == ["paired", "asocial"]
+        assert [c.name for c in archive.candidates(status="invalid")] == ["i5"]
+        assert len(archive.candidates(valid_only=True)) == 6
+        assert archive.candidates(status="duplicate", valid_only=True) == []
+        picked = archive.get_many([5, 1, 3])
+        assert [c.id for c in picked] == [5, 1, 3] and all(c.code for c in picked)
+        assert archive.get_many([]) == []
+        with pytest.raises(ConfigError, match="no protocol with id 99"):
+            archive.get_many([1, 99])
+        with pytest.raises(ValueError, match="unknown status"):
+            archive.candidates(status="where 1")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="unknown order"):
+            archive.summaries(order="fitness_mean; DROP TABLE protocols")  # type: ignore[arg-type]
+        stats = archive.stats()
+    assert (stats.n_valid, stats.n_invalid, stats.best_name) == (6, 1, "i2")
+    assert stats.mean_fitness == pytest.approx((50 + 51 + 55 + 70 + 70 + 60) / 6)
+
+
+def test_an_archive_without_the_code_index_gets_it_on_open(tmp_path) -> None:
+    path = tmp_path / "a.sqlite"
+    with Archive(path) as archive:
+        filled(archive)
+        archive.db.execute("DROP INDEX protocols_code")  # as archives written before it
+    with Archive(path, readonly=True) as reader:
+        assert reader.find_code("y = 1\n" * 100) == 3
+    with Archive(path) as archive:
+        indexes = {r[0] for r in archive.db.execute("SELECT name FROM sqlite_master")}
+        assert "protocols_code" in indexes
+        assert archive.find_code("y = 1\n" * 100) == 3
+
+
+def test_ranking_and_statistics_read_an_index_not_the_rows(tmp_path) -> None:
+    """A summary column missing from protocols_summary would make every iteration read
+    every row again (code, prompts, logs); the query plan says whether it does."""
+    with Archive(tmp_path / "a.sqlite") as archive:
+        filled(archive)
+        statements: list[str] = []
+        archive.db.set_trace_callback(statements.append)
+        archive.summaries(valid_only=True)
+        archive.summaries(valid_only=True, order="fitness", limit=3)
+        archive.stats()
+        archive.db.set_trace_callback(None)
+        for sql in statements:
+            plan = " ".join(r[3] for r in archive.db.execute(f"EXPLAIN QUERY PLAN {sql}"))
+            assert "COVERING INDEX" in plan, (sql, plan)

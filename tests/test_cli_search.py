@@ -101,7 +101,7 @@ def test_resume_extends_and_refuses_changes(tmp_path, recipes) -> None:
     longer = evolve(run_dir, recipes, "--iterations", "3")
     assert longer.exit_code == 0 and "resuming" in longer.stderr
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
-        assert archive.last_iteration() == 3 and len(archive.valid()) == 8
+        assert archive.last_iteration() == 3 and len(archive.candidates(valid_only=True)) == 8
     changed = runner.invoke(
         app,
         [
@@ -206,7 +206,7 @@ def test_llm_run_killed_with_sigkill_resumes_without_loss_or_duplicates(tmp_path
         Archive(straight / Archive.FILE_NAME, readonly=True) as b,
     ):
         for archive in (a, b):
-            valid = archive.valid()
+            valid = archive.candidates(valid_only=True)
             totals = archive.totals()
             assert len(valid) == 5 + 12 and totals.iterations == 12
             assert [i["iteration"] for i in archive.iterations()] == list(range(1, 13))
@@ -215,7 +215,7 @@ def test_llm_run_killed_with_sigkill_resumes_without_loss_or_duplicates(tmp_path
             names = [c.name for c in archive.candidates()]
             assert len(names) == len(set(names))
             assert totals.repairs >= 1 and all(
-                c.error for c in archive.candidates("status='invalid'")
+                c.error for c in archive.candidates(status="invalid")
             )
             assert totals.prompt_tokens > 0 and totals.completion_tokens > 0
-        assert len(a.valid()) == len(b.valid())
+        assert len(a.candidates(valid_only=True)) == len(b.candidates(valid_only=True))

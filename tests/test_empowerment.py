@@ -16,10 +16,9 @@ from tpdisc.agents.empowerment import (
     UNKNOWN,
     ZERO,
     EmpowermentAgent,
-    EmpowermentTables,
-    shared_tables,
     softmax_probabilities,
 )
+from tpdisc.agents.empowerment_tables import EmpowermentTables
 from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
 from tpdisc.agents.prior.dataset import pair_index_table
 from tpdisc.agents.prior.mlp import Training
@@ -392,13 +391,3 @@ def test_simulations_with_empowerment_agents(
     assert limited.source is GRAPH
     run = run_simulation(limited, config, paired, seed=3)
     assert run.final <= len(limited.reachable)
-
-
-def test_shared_tables_use_the_prior_of_the_current_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    toy = parse_wordcraft(TOY, "toy")
-    for name in ("first", "second"):
-        monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / name))
-        shared_tables(toy, toy, "ngram", seed=5)
-        assert len(list((tmp_path / name / "priors").glob("prior-*.npz"))) == 1

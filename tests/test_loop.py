@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tpdisc.domain.variants import make_domain
@@ -16,6 +17,7 @@ from tpdisc.search.fake_author import BROKEN_KINDS, ProtocolAuthor
 from tpdisc.search.loop import SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
+from tpdisc.search.selection import contrasts, thompson_parent
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executors import SerialExecutor
 
@@ -46,7 +48,7 @@ def fingerprint(archive: Archive) -> list[tuple]:
 
 def test_offline_run_fills_the_archive(tmp_path, toy_graph) -> None:
     with run(tmp_path / "r", TINY, toy_graph) as archive:
-        valid = archive.valid()
+        valid = archive.candidates(valid_only=True)
         iterations = archive.iterations()
         config = SearchConfig.load(tmp_path / "r" / "config.yaml")
     assert config == TINY
@@ -76,6 +78,40 @@ def test_resume_makes_the_same_choices(tmp_path, toy_graph) -> None:
         assert fingerprint(archive) == straight
 
 
+def test_selection_reads_whole_rows_only_for_the_protocols_it_quotes(
+    tmp_path, toy_graph, monkeypatch
+) -> None:
+    run(tmp_path / "r", TINY, toy_graph).close()
+    config = replace(TINY, iterations=40)
+    with SearchLoop(
+        tmp_path / "r", config, make_domain(toy_graph), OfflineProposer(), SerialExecutor()
+    ) as loop:
+        whole = loop.archive.candidates(valid_only=True)
+        decoded: list[int] = []
+        decode = Archive._candidate
+
+        def counted(row):
+            decoded.append(row["id"])
+            return decode(row)
+
+        monkeypatch.setattr(Archive, "_candidate", staticmethod(counted))
+        for iteration in range(9, 41):
+            decoded.clear()
+            request = loop.request_for(iteration, np.random.default_rng([TINY.seed, iteration]))
+            # the same draws on whole rows, as the loop made them before it read summaries
+            rng = np.random.default_rng([TINY.seed, iteration])
+            parent = thompson_parent(whole, rng, config.thompson_lambda)
+            others = contrasts(whole, parent, rng, config.n_contrasts, config.contrast_temperature)
+            mode = "improve" if rng.random() < config.p_improve else "diversify"
+            assert (request.mode, request.parent, request.contrasts) == (
+                mode,
+                parent,
+                tuple(others),
+            )
+            assert sorted(decoded) == sorted(c.id for c in (parent, *others))
+            assert request.parent is not None and request.parent.code
+
+
 class Interrupting(OfflineProposer):
     """Dies (like a kill) in the middle of one iteration, after proposing."""
 
@@ -95,7 +131,7 @@ def test_interrupted_iteration_is_redone_not_duplicated(tmp_path, toy_graph) -> 
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path / "r", TINY, toy_graph, Interrupting(at=5))
     with Archive(tmp_path / "r" / Archive.FILE_NAME, readonly=True) as archive:
-        assert archive.last_iteration() == 4 and len(archive.valid()) == 5 + 4
+        assert archive.last_iteration() == 4 and len(archive.candidates(valid_only=True)) == 5 + 4
     with run(tmp_path / "r", TINY, toy_graph) as archive:
         assert fingerprint(archive) == straight
 
@@ -104,7 +140,7 @@ def test_generation_only_is_all_warm_up(tmp_path, toy_graph) -> None:
     config = replace(TINY, iterations=5, generation_only=True)
     with run(tmp_path / "r", config, toy_graph) as archive:
         assert {row["mode"] for row in archive.iterations()} == {"warm-up"}
-        assert all(c.parent_id is None for c in archive.valid())
+        assert all(c.parent_id is None for c in archive.candidates(valid_only=True))
 
 
 def llm_proposer(server: FakeChatServer, config: SearchConfig, **llm) -> LLMProposer:
@@ -128,8 +164,8 @@ def test_llm_run_with_broken_code_and_server_errors(tmp_path, toy_graph) -> None
         n_requests = len(server.requests)
     with archive:
         totals = archive.totals()
-        invalid = archive.candidates("status='invalid'")
-        valid = archive.valid()
+        invalid = archive.candidates(status="invalid")
+        valid = archive.candidates(valid_only=True)
         calls = archive.db.execute("SELECT SUM(requests), COUNT(*) FROM llm_calls").fetchone()
     assert totals.valid == 5 + 12 and totals.iterations == 12
     assert sorted(author.broken_sent) == sorted(BROKEN_KINDS)
@@ -225,7 +261,7 @@ def test_duplicate_code_is_recorded_not_rescored(tmp_path, toy_graph) -> None:
     with FakeChatServer([code, code]) as server:
         archive = run(tmp_path / "r", config, toy_graph, llm_proposer(server, config))
     with archive:
-        rows = archive.candidates("iteration > 0")
+        rows = [c for c in archive.candidates() if c.iteration > 0]
     assert [r.status for r in rows] == ["valid", "duplicate"]
     assert rows[1].duplicate_of == rows[0].id and rows[1].fitness_mean is None
 

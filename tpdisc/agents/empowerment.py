@@ -33,19 +33,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
-from tpdisc.agents.prior.dataset import pair_index_table
+from tpdisc.agents.empowerment_tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
-
-if TYPE_CHECKING:
-    from tpdisc.agents.prior.build import Prior
 
 NOISE_SD = 0.1
 # Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
@@ -60,96 +56,6 @@ NEGLIGIBLE = 40.0
 BAND_MIN = 1024  # below, leaving options out costs more than weighing them
 # Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
 UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
-
-
-@dataclass(frozen=True, eq=False)
-class EmpowermentTables:
-    """Read-only arrays shared by every empowerment agent playing one graph with one prior.
-
-    The two large per-pair tables, ``top_idx`` and ``top_p`` (pairs × k), stay in the
-    prior's compact types (uint16, float32): casting them would cost each process about
-    0.1 s and 60 MB. Agents widen what they gather to float64 before any arithmetic, so
-    every value is the same as with float64 tables.
-    """
-
-    n: int
-    pair_id: np.ndarray
-    pair_lo: np.ndarray
-    pair_hi: np.ndarray
-    p_success: np.ndarray
-    expect: np.ndarray
-    resid: np.ndarray
-    top_idx: np.ndarray
-    top_p: np.ndarray
-    children_prior: np.ndarray
-    children_played: np.ndarray
-    fingerprint: dict[str, Any] = field(default_factory=dict)  # of the prior (see store)
-
-    @classmethod
-    def build(cls, prior: Prior, played: RecipeGraph) -> EmpowermentTables:
-        if prior.n_elements != played.n_elements:
-            raise ValueError(
-                f"prior covers {prior.n_elements} elements, the game has {played.n_elements}"
-            )
-        from tpdisc.agents.prior.store import fingerprint
-
-        lo, hi = np.triu_indices(prior.n_elements)
-        return cls(
-            n=prior.n_elements,
-            pair_id=pair_index_table(prior.n_elements),
-            pair_lo=lo,
-            pair_hi=hi,
-            p_success=prior.p_success.astype(np.float64),
-            expect=prior.expect.astype(np.float64),
-            resid=prior.resid.astype(np.float64),
-            top_idx=prior.top_idx,
-            top_p=prior.top_p,
-            children_prior=prior.children.astype(np.float64),
-            children_played=played.children_count.astype(np.float64),
-            fingerprint=fingerprint(prior.meta) if "key" in prior.meta else {},
-        )
-
-
-# Per-process memo: the simulations of an evaluation share a graph and a prior, and each
-# worker process unpickles its own copy of the graphs for every simulation. Building the
-# tables (about 70 MB of gathers and casts) once per process, keyed by content, keeps
-# that out of every simulation.
-_TABLES: dict[tuple[int, int, str, int, str], EmpowermentTables] = {}
-_FINGERPRINTS: dict[int, tuple[RecipeGraph, int]] = {}
-
-
-def _fingerprint(graph: RecipeGraph) -> int:
-    """A per-process content hash of a graph, remembered for the graph object."""
-    hit = _FINGERPRINTS.get(id(graph))
-    if hit is not None and hit[0] is graph:
-        return hit[1]
-    value = hash((graph.names, tuple(graph.recipes.items())))
-    if len(_FINGERPRINTS) >= 16:
-        _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
-    # The entry keeps the graph alive, so its id cannot be reused by another graph.
-    _FINGERPRINTS[id(graph)] = (graph, value)
-    return value
-
-
-def shared_tables(
-    source: RecipeGraph, played: RecipeGraph, spec: str, seed: int = 0
-) -> EmpowermentTables:
-    """Tables for agents playing ``played`` with the prior of ``source``, backend ``spec``
-    and seed ``seed``."""
-    from tpdisc.agents.prior.build import PriorSettings
-    from tpdisc.agents.prior.store import ensure_prior, prior_dir
-
-    # The cache folder is part of the key: a process that switches caches (tests, a user
-    # setting TPDISC_CACHE between calls) finds, or builds, the prior in the new one.
-    key = (_fingerprint(source), _fingerprint(played), spec, seed, str(prior_dir()))
-    tables = _TABLES.get(key)
-    if tables is None:
-        prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed))
-        tables = EmpowermentTables.build(prior, played)
-        if len(_TABLES) >= 4:
-            _TABLES.pop(next(iter(_TABLES)))
-        _TABLES[key] = tables
-    return tables
 
 
 def softmax_probabilities(values: np.ndarray, beta: float, zscore: bool) -> np.ndarray:

@@ -12,17 +12,19 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from tpdisc.errors import ConfigError
 
-MODES: tuple[str, ...] = ("seed", "warm-up", "improve", "diversify", "repair")
-STATUSES: tuple[str, ...] = ("valid", "invalid", "duplicate")
+Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
+Status = Literal["valid", "invalid", "duplicate"]
+MODES: tuple[str, ...] = get_args(Mode)
+STATUSES: tuple[str, ...] = get_args(Status)
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -64,6 +66,14 @@ CREATE TABLE IF NOT EXISTS protocols (
     UNIQUE (iteration, attempt, name)
 );
 CREATE INDEX IF NOT EXISTS protocols_status ON protocols(status);
+-- Added after the first archives were written; IF NOT EXISTS adds them to those on open.
+-- protocols_summary holds every column of CandidateSummary, so that ranking, selection
+-- and statistics never read the rows themselves (tens of KB each: code, prompts, logs).
+CREATE INDEX IF NOT EXISTS protocols_code ON protocols(code_sha256);
+CREATE INDEX IF NOT EXISTS protocols_summary ON protocols(
+    status, id, fitness_mean, name, iteration, attempt, mode, proposer, parent_id, lineage,
+    fitness_sem, prompt_tokens, completion_tokens
+);
 CREATE TABLE IF NOT EXISTS iterations (
     iteration INTEGER PRIMARY KEY,
     mode TEXT NOT NULL,
@@ -165,6 +175,42 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class CandidateSummary:
+    """A row without its code, prompts, logs and curves: what ranking and selection need."""
+
+    id: int
+    name: str
+    iteration: int
+    attempt: int
+    mode: str
+    status: str
+    proposer: str
+    parent_id: int | None
+    lineage: tuple[int, ...]  # parent first, then its ancestors
+    fitness_mean: float | None
+    fitness_sem: float | None
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid" and self.fitness_mean is not None
+
+    @property
+    def fitness(self) -> float:
+        if self.fitness_mean is None:
+            raise ValueError(f"{self.name} has no fitness")
+        return self.fitness_mean
+
+
+_SUMMARY_COLUMNS = ", ".join(f.name for f in fields(CandidateSummary))
+_LINEAGE_AT = [f.name for f in fields(CandidateSummary)].index("lineage")
+_VALID = "status='valid' AND fitness_mean IS NOT NULL"
+# Best first; among equal fitness the earlier protocol, as a stable sort by id would.
+_ORDERS = {"id": "id", "fitness": "fitness_mean DESC, id"}
+
+
+@dataclass(frozen=True)
 class ArchiveStats:
     """What the prompts quote about the archive."""
 
@@ -229,7 +275,7 @@ class Archive:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
@@ -253,7 +299,7 @@ class Archive:
 
     def add_seed(self, candidate: Candidate) -> int:
         """Store one evaluated baseline (its own transaction)."""
-        with self.transaction() as db:
+        with self._transaction() as db:
             return self._insert(db, candidate)
 
     def finish_iteration(
@@ -265,7 +311,7 @@ class Archive:
         rows are written. Returns the id of the iteration's valid protocol, if any.
         """
         accepted: int | None = None
-        with self.transaction() as db:
+        with self._transaction() as db:
             previous: int | None = None
             for candidate in candidates:
                 if candidate.attempt > 0:
@@ -328,19 +374,78 @@ class Archive:
                 data[key] = json.loads(data[key])
         return Candidate(**data)
 
-    def candidates(self, where: str = "1", params: Sequence[Any] = ()) -> list[Candidate]:
+    @staticmethod
+    def _where(
+        valid_only: bool, status: Status | None = None, mode: Mode | None = None
+    ) -> tuple[str, list[Any]]:
+        clauses: list[str] = ["1"]
+        params: list[Any] = []
+        if valid_only:
+            clauses.append(_VALID)
+        if status is not None:
+            if status not in STATUSES:
+                raise ValueError(f"unknown status {status!r}")
+            clauses.append("status=?")
+            params.append(status)
+        if mode is not None:
+            if mode not in MODES:
+                raise ValueError(f"unknown mode {mode!r}")
+            clauses.append("mode=?")
+            params.append(mode)
+        return " AND ".join(clauses), params
+
+    def candidates(
+        self, *, valid_only: bool = False, status: Status | None = None, mode: Mode | None = None
+    ) -> list[Candidate]:
+        """Whole rows, code, prompts and logs included, in the order they were stored.
+
+        ``valid_only``: protocols with a fitness (status valid and scored).
+        """
+        where, params = self._where(valid_only, status, mode)
         rows = self.db.execute(f"SELECT * FROM protocols WHERE {where} ORDER BY id", params)
         return [self._candidate(r) for r in rows]
 
-    def valid(self) -> list[Candidate]:
-        """Protocols with a fitness, in the order they entered the archive."""
-        return self.candidates("status='valid' AND fitness_mean IS NOT NULL")
+    def summaries(
+        self,
+        *,
+        valid_only: bool = False,
+        order: Literal["id", "fitness"] = "id",
+        limit: int | None = None,
+    ) -> list[CandidateSummary]:
+        """Rows without their texts and curves, for ranking and selection: an iteration
+        reads these for the whole archive and whole rows only for the protocols it shows.
+
+        ``order``: "id" (the order they were stored) or "fitness" (best first).
+        """
+        if order not in _ORDERS:
+            raise ValueError(f"unknown order {order!r}")
+        where, params = self._where(valid_only)
+        sql = f"SELECT {_SUMMARY_COLUMNS} FROM protocols WHERE {where} ORDER BY {_ORDERS[order]}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        cursor = self.db.cursor()
+        cursor.row_factory = None  # plain tuples: thousands of rows, built positionally
+        out = []
+        for row in cursor.execute(sql, params):
+            values = list(row)
+            values[_LINEAGE_AT] = tuple(json.loads(values[_LINEAGE_AT]))
+            out.append(CandidateSummary(*values))
+        return out
 
     def get(self, protocol_id: int) -> Candidate:
-        found = self.candidates("id=?", (protocol_id,))
-        if not found:
-            raise ConfigError(f"{self.path}: no protocol with id {protocol_id}")
-        return found[0]
+        return self.get_many([protocol_id])[0]
+
+    def get_many(self, ids: Iterable[int]) -> list[Candidate]:
+        """The whole rows of ``ids``, in that order."""
+        wanted = list(ids)
+        marks = ", ".join("?" * len(wanted))
+        rows = self.db.execute(f"SELECT * FROM protocols WHERE id IN ({marks})", wanted)
+        found = {c.id: c for c in map(self._candidate, rows)}
+        for protocol_id in wanted:
+            if protocol_id not in found:
+                raise ConfigError(f"{self.path}: no protocol with id {protocol_id}")
+        return [found[i] for i in wanted]
 
     def seed_names(self) -> set[str]:
         rows = self.db.execute("SELECT name FROM protocols WHERE mode='seed'")
@@ -366,15 +471,17 @@ class Archive:
         return float(row[0])
 
     def stats(self) -> ArchiveStats:
-        valid = self.valid()
         n_invalid = int(
             self.db.execute("SELECT COUNT(*) FROM protocols WHERE status='invalid'").fetchone()[0]
         )
-        if not valid:
+        scored = self.db.execute(
+            f"SELECT name, fitness_mean FROM protocols WHERE {_VALID} ORDER BY id"
+        ).fetchall()
+        if not scored:
             return ArchiveStats(0, n_invalid, float("nan"), float("nan"), "")
-        best = max(valid, key=lambda c: c.fitness)
-        mean = sum(c.fitness for c in valid) / len(valid)
-        return ArchiveStats(len(valid), n_invalid, mean, best.fitness, best.name)
+        best = max(scored, key=lambda r: float(r[1]))
+        mean = sum(float(r[1]) for r in scored) / len(scored)
+        return ArchiveStats(len(scored), n_invalid, mean, float(best[1]), str(best[0]))
 
     def totals(self) -> Totals:
         counts = dict(

@@ -173,17 +173,19 @@ class SearchLoop:
     def request_for(self, iteration: int, rng: np.random.Generator) -> ProposalRequest:
         """Mode, parent and contrasts of ``iteration`` (SPEC §4)."""
         stats = self.archive.stats()
-        valid = self.archive.valid()
         if self.config.is_warmup(iteration):
-            seeds = tuple(c for c in valid if c.mode == "seed")
+            seeds = tuple(self.archive.candidates(valid_only=True, mode="seed"))
             return ProposalRequest(
                 iteration, "warm-up", stats, baselines=seeds, is_known=self._is_known
             )
-        parent = thompson_parent(valid, rng, self.config.thompson_lambda)
-        others = contrasts(
-            valid, parent, rng, self.config.n_contrasts, self.config.contrast_temperature
+        pool = self.archive.summaries(valid_only=True)
+        chosen = thompson_parent(pool, rng, self.config.thompson_lambda)
+        picked = contrasts(
+            pool, chosen, rng, self.config.n_contrasts, self.config.contrast_temperature
         )
         mode = "improve" if rng.random() < self.config.p_improve else "diversify"
+        # Only the protocols the prompt quotes are read whole.
+        parent, *others = self.archive.get_many([chosen.id, *(c.id for c in picked)])
         return ProposalRequest(
             iteration,
             mode,

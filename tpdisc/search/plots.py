@@ -21,7 +21,7 @@ MODE_COLOURS = {
 
 def best_fitness_curve(archive: Archive) -> tuple[list[int], list[float]]:
     """Iterations 0..last and the best fitness in the archive after each (0: the seeds)."""
-    valid = archive.valid()
+    valid = archive.summaries(valid_only=True)
     last = archive.last_iteration()
     best: list[float] = []
     current = -np.inf
@@ -38,7 +38,7 @@ def best_fitness_figure(archive: Archive, path: str | Path) -> Path:
     """Scatter of each valid protocol's fitness by iteration (coloured by mode, repairs
     hollow), the running best, and the best seed baseline as a dashed line."""
     path = Path(path)
-    valid = archive.valid()
+    valid = archive.summaries(valid_only=True)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     # A repair belongs to the mode of its iteration.
     modes = {row["iteration"]: row["mode"] for row in archive.iterations()}

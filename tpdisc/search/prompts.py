@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tpdisc.protocols import baselines as baselines_module
 from tpdisc.sandbox.allowlist import SPEC_MODULES
-from tpdisc.search.archive import ArchiveStats, Candidate
+from tpdisc.search.archive import ArchiveStats, Candidate, CandidateSummary
 from tpdisc.search.config import SearchConfig
 
 # SPEC §3's allow-list, quoted to the model; the sandbox enforces it.
@@ -168,7 +168,7 @@ The complete Python source: imports, then the TransmissionProtocol class.
 </code>"""
 
 
-def format_fitness(candidate: Candidate) -> str:
+def format_fitness(candidate: Candidate | CandidateSummary) -> str:
     if candidate.fitness_mean is None:
         return "not scored"
     sem = candidate.fitness_sem

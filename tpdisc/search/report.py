@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tpdisc.errors import ConfigError
-from tpdisc.search.archive import Archive, Candidate
+from tpdisc.search.archive import Archive, CandidateSummary
 from tpdisc.search.prompts import format_fitness
 
 
@@ -20,10 +20,6 @@ def open_archive(run_dir: Path) -> Archive:
     if not path.is_file():
         raise ConfigError(f"{run_dir}: no {Archive.FILE_NAME} here (not a search run directory)")
     return Archive(path, readonly=True)
-
-
-def ranked(archive: Archive) -> list[Candidate]:
-    return sorted(archive.valid(), key=lambda c: -c.fitness)
 
 
 def totals_line(archive: Archive) -> str:
@@ -37,8 +33,7 @@ def totals_line(archive: Archive) -> str:
 
 
 def table(archive: Archive, limit: int | None = None) -> Table:
-    rows = ranked(archive)
-    shown = rows[:limit] if limit else rows
+    shown = archive.summaries(valid_only=True, order="fitness", limit=limit or None)
     out = Table(title=f"{archive.path.parent}: protocols by fitness", caption=totals_line(archive))
     with_tokens = any(c.prompt_tokens for c in shown)
     columns = ["rank", "id", "name", "iter", "mode", "fitness", "parent", "proposer"]
@@ -60,7 +55,7 @@ def table(archive: Archive, limit: int | None = None) -> Table:
     return out
 
 
-def _tokens(c: Candidate) -> str:
+def _tokens(c: CandidateSummary) -> str:
     total = c.prompt_tokens + c.completion_tokens
     return f"{total:,}" if total else ""
 

@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from tpdisc.search.archive import Candidate
+
+
+class Ranked(Protocol):
+    """What selection reads of a protocol: an archive summary or a whole row will do."""
+
+    @property
+    def id(self) -> int | None: ...
+
+    @property
+    def fitness(self) -> float: ...
+
+    @property
+    def lineage(self) -> Sequence[int]: ...
+
+
+R = TypeVar("R", bound=Ranked)
 
 
 def normalised_fitness(fitness: Sequence[float]) -> np.ndarray:
@@ -18,9 +35,7 @@ def normalised_fitness(fitness: Sequence[float]) -> np.ndarray:
     return (values - values.min()) / span
 
 
-def thompson_parent(
-    pool: Sequence[Candidate], rng: np.random.Generator, lam: float = 3.0
-) -> Candidate:
+def thompson_parent(pool: Sequence[R], rng: np.random.Generator, lam: float = 3.0) -> R:
     """Draw ``s ~ Beta(1 + f·λ, 1 + (1 − f)·λ)`` per protocol and take the highest draw.
 
     Fitter protocols get higher draws on average, yet every protocol keeps a chance, which
@@ -54,17 +69,17 @@ def rank_softmax(fitness: Sequence[float], temperature: float) -> np.ndarray:
 
 
 def contrasts(
-    pool: Sequence[Candidate],
-    parent: Candidate,
+    pool: Sequence[R],
+    parent: Ranked,
     rng: np.random.Generator,
     k: int = 2,
     temperature: float = 0.4,
-) -> list[Candidate]:
+) -> list[R]:
     """Up to ``k`` distinct protocols from outside the parent's lineage (neither the parent
     nor any of its ancestors), drawn without replacement by softmax over fitness ranks."""
     excluded = {parent.id, *parent.lineage}
     others = [c for c in pool if c.id not in excluded]
-    chosen: list[Candidate] = []
+    chosen: list[R] = []
     while others and len(chosen) < k:
         p = rank_softmax([c.fitness for c in others], temperature)
         pick = int(rng.choice(len(others), p=p))
