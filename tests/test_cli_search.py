@@ -66,6 +66,11 @@ def test_offline_evolve_then_archive_commands(tmp_path, recipes) -> None:
         and "class TransmissionProtocol" in shown.output
     )
 
+    by_name = runner.invoke(app, ["archive", str(run_dir), "--show", "i0001"])
+    assert by_name.exit_code == 0 and by_name.output == shown.output
+    missing = runner.invoke(app, ["archive", str(run_dir), "--show", "i0099"])
+    assert missing.exit_code == 1 and "no protocol named 'i0099'" in missing.stderr
+
     data = json.loads(runner.invoke(app, ["archive", str(run_dir), "--json"]).output)
     assert data["totals"]["valid"] == 9 and len(data["protocols"]) == 9
     assert "code" not in data["protocols"][0]

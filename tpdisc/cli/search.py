@@ -175,18 +175,19 @@ def evolve_cmd(
 def archive_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of tpdisc evolve.")],
     show: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--show",
-            help="Print this protocol's code, description and history.",
+            help="Print this protocol's code, description and history (its id or its name, "
+            "as the table prints them: 7 or i0002).",
             show_default=False,
         ),
     ] = None,
     export: Annotated[
-        tuple[int, Path] | None,
+        tuple[str, Path] | None,
         typer.Option(
             "--export",
-            help="Write protocol ID's code to FILE, a runnable .py.",
+            help="Write the code of protocol ID (an id or a name) to FILE, a runnable .py.",
             metavar="ID FILE",
             show_default=False,
         ),
@@ -208,14 +209,15 @@ def archive_cmd(
     from tpdisc.search.plots import best_fitness_figure
 
     with report.open_archive(run_dir) as archive:
+        shown = report.protocol_id(archive, show) if show is not None else None
         if export is not None:
-            path = report.export(archive, export[0], export[1])
+            path = report.export(archive, report.protocol_id(archive, export[0]), export[1])
             console.print(f"protocol {export[0]} written to {path}")
         if plot is not None:
             console.print(f"figure saved to {best_fitness_figure(archive, plot)}")
         if as_json:
-            sys.stdout.write(json.dumps(report.as_json(archive, show), indent=2) + "\n")
-        elif show is not None:
-            console.print(report.show(archive, show))
+            sys.stdout.write(json.dumps(report.as_json(archive, shown), indent=2) + "\n")
+        elif shown is not None:
+            console.print(report.show(archive, shown))
         elif export is None and plot is None:
             console.print(report.table(archive))

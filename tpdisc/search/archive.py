@@ -447,6 +447,11 @@ class Archive:
                 raise ConfigError(f"{self.path}: no protocol with id {protocol_id}")
         return [found[i] for i in wanted]
 
+    def ids_named(self, name: str) -> list[int]:
+        """The ids of the protocols called ``name`` (several when repairs kept the name)."""
+        rows = self.db.execute("SELECT id FROM protocols WHERE name = ? ORDER BY id", (name,))
+        return [row[0] for row in rows]
+
     def seed_names(self) -> set[str]:
         rows = self.db.execute("SELECT name FROM protocols WHERE mode='seed'")
         return {str(r[0]) for r in rows}

@@ -60,6 +60,23 @@ def _tokens(c: CandidateSummary) -> str:
     return f"{total:,}" if total else ""
 
 
+def protocol_id(archive: Archive, text: str) -> int:
+    """The id of the protocol named by ``text``: an id, or a name as the table prints it
+    (``i0002``, ``paired``); a name several rows share (repairs) picks the last, valid one
+    first."""
+    if text.strip().isdigit():
+        return int(text)
+    ids = archive.ids_named(text.strip())
+    if not ids:
+        raise ConfigError(
+            f"{archive.path.parent}: no protocol named {text!r}; 'tpdisc archive "
+            f"{archive.path.parent}' lists ids and names"
+        )
+    rows = archive.get_many(ids)
+    valid = [c.id for c in rows if c.status == "valid" and c.id is not None]
+    return (valid or ids)[-1]
+
+
 def show(archive: Archive, protocol_id: int) -> RenderableType:
     c = archive.get(protocol_id)
     facts = [
