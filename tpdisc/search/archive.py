@@ -110,8 +110,26 @@ def code_hash(code: str) -> str:
     return hashlib.sha256(code.strip().encode()).hexdigest()
 
 
+class _Scored:
+    """Validity and fitness, read the same way from a whole row and from its summary."""
+
+    name: str
+    status: str
+    fitness_mean: float | None
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid" and self.fitness_mean is not None
+
+    @property
+    def fitness(self) -> float:
+        if self.fitness_mean is None:
+            raise ValueError(f"{self.name} has no fitness")
+        return self.fitness_mean
+
+
 @dataclass
-class Candidate:
+class Candidate(_Scored):
     """One row of the archive: a protocol proposed at some iteration, valid or not."""
 
     name: str
@@ -156,16 +174,6 @@ class Candidate:
         if self.code is not None and self.code_sha256 is None:
             self.code_sha256 = code_hash(self.code)
 
-    @property
-    def valid(self) -> bool:
-        return self.status == "valid" and self.fitness_mean is not None
-
-    @property
-    def fitness(self) -> float:
-        if self.fitness_mean is None:
-            raise ValueError(f"{self.name} has no fitness")
-        return self.fitness_mean
-
     def to_json(self, *, full: bool = True) -> dict[str, Any]:
         data = asdict(self)
         if not full:
@@ -175,7 +183,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class CandidateSummary:
+class CandidateSummary(_Scored):
     """A row without its code, prompts, logs and curves: what ranking and selection need."""
 
     id: int
@@ -191,16 +199,6 @@ class CandidateSummary:
     fitness_sem: float | None
     prompt_tokens: int
     completion_tokens: int
-
-    @property
-    def valid(self) -> bool:
-        return self.status == "valid" and self.fitness_mean is not None
-
-    @property
-    def fitness(self) -> float:
-        if self.fitness_mean is None:
-            raise ValueError(f"{self.name} has no fitness")
-        return self.fitness_mean
 
 
 _SUMMARY_COLUMNS = ", ".join(f.name for f in fields(CandidateSummary))
