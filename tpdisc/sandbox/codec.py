@@ -141,11 +141,65 @@ def decode_exchanges(
 
 
 def decode_logs(payload: bytes, origin: str) -> list[dict[str, Any]]:
-    """The protocol's logs: a list of dicts with JSON values; anything else is refused."""
+    """The protocol's logs: a list of dicts with JSON values; anything else is refused.
+
+    The worker's encoder bounds depth and string sizes, but protocol code can replace it:
+    every decoded value is checked again against the same limits (:func:`log_value_fault`)
+    before it is kept, so nothing stored can break a later ``json.dumps`` or report.
+    """
     try:
         logs = json.loads(payload[1:].decode("utf-8"))
     except (ValueError, RecursionError):
         raise malformed(origin, "to get_logs") from None
     if not isinstance(logs, list):
         raise malformed(origin, "to get_logs")
-    return [entry for entry in logs if isinstance(entry, dict)]
+    entries = [entry for entry in logs if isinstance(entry, dict)]
+    for entry in entries:
+        fault = log_value_fault(entry)
+        if fault is not None:
+            raise malformed(origin, f"to get_logs ({fault})")
+    return entries
+
+
+def _bad_text(text: str) -> bool:
+    if len(text) > MAX_LOG_STRING:
+        return True
+    try:  # JSON escapes can decode to lone surrogates, which no UTF-8 file can hold
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def log_value_fault(value: object) -> str | None:
+    """Why ``value`` (a log entry, depth 0) is not something the worker's encoder can
+    produce, or None: only JSON types, finite floats, strings and keys of at most
+    ``MAX_LOG_STRING`` characters, containers only above ``MAX_LOG_DEPTH``.
+
+    Iterative, with an explicit stack: a forged value nested deeper than the interpreter's
+    recursion limit is refused like any other, not with a RecursionError.
+    """
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or type(item) in (bool, int):
+            continue
+        if type(item) is float:
+            if not math.isfinite(item):
+                return "a non-finite number"
+        elif type(item) is str:
+            if _bad_text(item):
+                return "an overlong or unencodable string"
+        elif type(item) in (list, dict):
+            if depth >= MAX_LOG_DEPTH:
+                return f"values nested deeper than {MAX_LOG_DEPTH} levels"
+            if type(item) is dict:
+                for key, child in item.items():
+                    if type(key) is not str or _bad_text(key):
+                        return "an overlong or unencodable key"
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)  # type: ignore[attr-defined]
+        else:
+            return f"a value of type {type(item).__name__}"
+    return None
