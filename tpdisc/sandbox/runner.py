@@ -9,7 +9,7 @@ import sys
 import time
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner
@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 UNSAFE_FLAG = "--unsafe-no-sandbox"
 SETUP_TIMEOUT = 30.0  # wall seconds for the worker to confine itself (no untrusted code yet)
 EXIT_WAIT = 2.0
+# Replies may route at most this many times what a step can deliver (the attention
+# bottleneck times the number of agents: 10,000 exchanges at the defaults). Beyond that a
+# reply only feeds the bottleneck's random draw, while the host pays for every exchange.
+DELIVERY_FACTOR = 50
+# The host's CPU spent receiving and decoding replies, charged to the protocol (per thread:
+# neither the worker's time nor other threads' count). A module attribute so tests can count.
+host_clock = time.thread_time
 
 
 def refusal(why: str) -> str:
@@ -59,6 +66,8 @@ class SandboxRunner(ProtocolRunner):
         self.wall_used = 0.0
         self.failure: SandboxError | None = None
         self.order: tuple[int, ...] = ()
+        self.step_limit: int | None = None  # exchanges per step, once the game says
+        self.host_used = 0.0  # CPU seconds this process spent on the worker's replies
         self.sent: dict[int, tuple[Sequence[Any], Sequence[Any]]] = {}  # what the worker has
         self.zygote, seccomp = self._zygote()
         try:
@@ -137,8 +146,16 @@ class SandboxRunner(ProtocolRunner):
 
     # --- talking to the worker --------------------------------------------------------
 
-    def _exchange(self, request: bytes | None, cap: int, context: str, call: bool) -> bytes:
-        """Send ``request`` (if any) and return the next reply, within every deadline."""
+    def _exchange(
+        self,
+        request: bytes | None,
+        cap: int,
+        context: str,
+        call: bool,
+        too_large: Callable[[int], str] | None = None,
+    ) -> bytes:
+        """Send ``request`` (if any) and return the next reply, within every deadline;
+        ``too_large`` says why a reply of a given size is refused (default: bytes)."""
         if self.failure is not None:
             raise self.failure
         if self.worker is None:
@@ -161,13 +178,10 @@ class SandboxRunner(ProtocolRunner):
         except EOFError:
             self._died(context)
         except ReplyTooLarge as err:
-            self._fail(
-                SandboxError(
-                    "too-large",
-                    f"reply of {err.size:,} bytes {context} (limit {cap:,})",
-                    self.origin,
-                )
-            )
+            reason = f"reply of {err.size:,} bytes {context} (limit {cap:,})"
+            if too_large is not None:
+                reason = too_large(err.size)
+            self._fail(SandboxError("too-large", reason, self.origin))
         self.wall_used += time.monotonic() - now
         if reply[:1] == codec.FAILURE:
             self._fail(codec.decode_failure(reply, self.origin, context))
@@ -232,31 +246,70 @@ class SandboxRunner(ProtocolRunner):
             self.sent[agent] = (_keepable(inv), _keepable(mem))
         return (order if changed else None), updates
 
+    def _charge(self, started: float, context: str) -> None:
+        """Count the host CPU spent on a reply against the protocol's time limit: the
+        worker's rlimit cannot see it, and a reply is as hostile as the protocol."""
+        self.host_used += host_clock() - started
+        if self.host_used > self.config.time_limit:
+            self._fail(
+                SandboxError(
+                    "timeout",
+                    f"timeout after {self.config.time_limit:g} s of the host's CPU spent on "
+                    f"the worker's replies {context}",
+                    self.origin,
+                )
+            )
+
     # --- ProtocolRunner ---------------------------------------------------------------
+
+    def limit_exchanges(self, deliverable: int) -> None:
+        """Called by the game before the first step with how many memories one step can
+        deliver (bottleneck × agents): replies beyond ``DELIVERY_FACTOR`` times that are
+        refused from their frame header, before the host reads or decodes them."""
+        self.step_limit = DELIVERY_FACTOR * deliverable
 
     def share(self, step: int, agent_states: AgentStates) -> object:
         order, updates = self._updates(agent_states)
         request = pickle.dumps(("step", step, order, updates), protocol=pickle.HIGHEST_PROTOCOL)
         context = f"in share_memories at step {step}"
-        cap = codec.exchanges_cap(self.config.max_exchanges, len(agent_states))
-        reply = self._exchange(request, cap, context, call=True)
+        limit = self.config.max_exchanges
+        if self.step_limit is not None and self.step_limit < limit:
+            limit = self.step_limit
+        cap = codec.exchanges_cap(limit, len(agent_states))
+        too_large = None
+        if limit == self.step_limit:
+
+            def too_large(size: int) -> str:
+                return (
+                    f"share_memories returned more than {limit:,} exchanges at step {step} "
+                    f"(limit: {DELIVERY_FACTOR} times the {limit // DELIVERY_FACTOR:,} "
+                    f"memories a step can deliver; a reply of {size:,} bytes, refused unread)"
+                )
+
+        started = host_clock()
+        reply = self._exchange(request, cap, context, call=True, too_large=too_large)
         if reply[:1] != codec.EXCHANGES:
             self._fail(codec.malformed(self.origin, context))
         counts = [len(state["memories"]) for state in agent_states.values()]
         try:
-            return codec.decode_exchanges(reply, counts, self.origin, context)
+            exchanges = codec.decode_exchanges(reply, counts, self.origin, context)
         except SandboxError as err:
             self._fail(err)
+        self._charge(started, context)
+        return exchanges
 
     def logs(self) -> list[dict[str, Any]]:
         request = pickle.dumps(("logs",))
+        started = host_clock()
         reply = self._exchange(request, self.config.max_log_bytes + 1, "in get_logs", call=True)
         if reply[:1] != codec.LOGS:
             self._fail(codec.malformed(self.origin, "in get_logs"))
         try:
-            return codec.decode_logs(reply, self.origin)
+            logs = codec.decode_logs(reply, self.origin)
         except SandboxError as err:
             self._fail(err)
+        self._charge(started, "in get_logs")
+        return logs
 
     def _stop(self) -> None:
         """SIGKILL the worker (through its pidfd: no pid-reuse race). It cannot survive that;

@@ -241,6 +241,11 @@ def run_simulation(
     game = Game(domain, config, seed, record_log)
     curve = [game.coverage]
     with protocol.open(config.n_agents, config.n_steps, game.protocol_seed) as runner:
+        # A sandboxed runner bounds the host's work per step by what delivery can use;
+        # runners of trusted code have no such method and need none.
+        limit_exchanges = getattr(runner, "limit_exchanges", None)
+        if callable(limit_exchanges):
+            limit_exchanges(config.bottleneck * config.n_agents)
         for step in range(config.n_steps):
             for agent_id, (a, b) in enumerate(game.choose()):
                 game.attempt(agent_id, a, b)
