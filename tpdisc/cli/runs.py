@@ -17,7 +17,8 @@ def run_evaluations(
     config: EvaluationConfig, domain: Domain, log_dir: Path | None = None
 ) -> list[Evaluation]:
     """The evaluation of ``config`` on ``domain`` with a progress bar; each simulation's
-    transmission log saved in ``log_dir`` as PROTOCOL[-ablated]-seedN.parquet."""
+    transmission log saved in ``log_dir`` as PROTOCOL[-ablated]-seedN.parquet, streamed
+    there by the process that runs it (no log is held whole in memory)."""
     # Before the bar: a first run builds the empowerment prior here, with its own display.
     prepared = prepare_evaluation(config, domain)
     if log_dir:
@@ -26,15 +27,10 @@ def run_evaluations(
     with progress_bar(prepared.n_simulations, "simulating") as advance:
 
         def tick(name: str, result: Any) -> None:
-            if log_dir:
-                runs = result if isinstance(result, tuple) else (result,)
-                for run, kind in zip(runs, ("", "-ablated"), strict=False):
-                    path = log_dir / f"{name}{kind}-seed{run.seed}.parquet"
-                    run.log.to_parquet(path, domain.graph.names)
             advance(name + suffix)
 
         with config.executor.open() as pool:
-            return prepared.run(pool, tick, record_log=log_dir is not None)
+            return prepared.run(pool, tick, log_dir=log_dir.absolute() if log_dir else None)
 
 
 def describe_run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -16,6 +17,7 @@ from tpdisc.sim.config import SimConfig
 from tpdisc.sim.executor_base import Executor, Task
 from tpdisc.sim.executors import ProcessExecutor
 from tpdisc.sim.game import SimResult, run_simulation
+from tpdisc.sim.log import log_file
 from tpdisc.sim.mechanism import Mechanism, mean_mechanism
 
 R = TypeVar("R")
@@ -143,10 +145,17 @@ class SimTask:
     protocol: ProtocolSpec
     seed: int
     record_log: bool = False
+    log_to: Path | None = None  # stream the log to log_file(log_to, seed) where it runs
 
     def __call__(self) -> SimResult:
+        path = None if self.log_to is None else log_file(self.log_to, self.seed)
         return run_simulation(
-            self.domain, self.config, self.protocol, self.seed, record_log=self.record_log
+            self.domain,
+            self.config,
+            self.protocol,
+            self.seed,
+            record_log=self.record_log,
+            log_path=path,
         )
 
 
@@ -159,14 +168,17 @@ def evaluate(
     executor: Executor | None = None,
     on_result: Callable[[SimResult], None] | None = None,
     record_log: bool = False,
+    log_to: Path | None = None,
 ) -> Evaluation:
     """Run ``protocol`` once per seed and gather the final coverages and curves.
 
     With ``record_log``, each :class:`SimResult` passed to ``on_result`` carries its
-    transmission log (the returned :class:`Evaluation` keeps only summaries).
+    transmission log (the returned :class:`Evaluation` keeps only summaries). With
+    ``log_to``, each simulation streams its log to ``log_to``-seedN.parquet instead, from
+    the process that runs it (a Ray cluster's nodes need that folder shared).
     """
     prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
-    tasks = [SimTask(domain, config, protocol, s, record_log) for s in seeds]
+    tasks = [SimTask(domain, config, protocol, s, record_log, log_to) for s in seeds]
     results = run_tasks(tasks, executor, on_result)
     return Evaluation.from_results(protocol.name, results, config.n_agents)
 
@@ -180,14 +192,20 @@ class AblatedTask:
     protocol: ProtocolSpec
     seed: int
     record_log: bool = False
+    log_to: Path | None = None  # as SimTask's; the replay's log gets "-ablated"
 
     def __call__(self) -> tuple[SimResult, SimResult]:
         log = self.record_log
+        paths: tuple[Path | None, Path | None] = (None, None)
+        if self.log_to is not None:
+            paths = (log_file(self.log_to, self.seed), log_file(self.log_to, self.seed, True))
         original = run_simulation(
-            self.domain, self.config, self.protocol, self.seed, record_log=log
+            self.domain, self.config, self.protocol, self.seed, record_log=log, log_path=paths[0]
         )
         replay = ReplayProtocol(f"{self.protocol.name} (ablated)", original.schedule)
-        ablated = run_simulation(self.domain, self.config, replay, self.seed, record_log=log)
+        ablated = run_simulation(
+            self.domain, self.config, replay, self.seed, record_log=log, log_path=paths[1]
+        )
         return original, ablated
 
 
@@ -200,13 +218,14 @@ def evaluate_ablated(
     executor: Executor | None = None,
     on_result: Callable[[tuple[SimResult, SimResult]], None] | None = None,
     record_log: bool = False,
+    log_to: Path | None = None,
 ) -> tuple[Evaluation, Evaluation]:
     """A protocol and its state-agnostic ablation (SPEC §5), seed by seed.
 
     Each seed's ablated run replays the schedule of the original run under the same seed.
     """
     prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
-    tasks = [AblatedTask(domain, config, protocol, s, record_log) for s in seeds]
+    tasks = [AblatedTask(domain, config, protocol, s, record_log, log_to) for s in seeds]
     pairs = run_tasks(tasks, executor, on_result)
     return (
         Evaluation.from_results(protocol.name, [o for o, _ in pairs], config.n_agents),

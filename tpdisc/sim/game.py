@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from tpdisc.protocols.interface import AgentStates, ProtocolSpec
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.log import TransmissionLog
+from tpdisc.sim.log import ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
 
 
@@ -44,7 +45,7 @@ class SimResult:
     seed: int
     curve: list[int]  # coverage before the first step, then after each step (T + 1 values)
     schedule: Schedule
-    log: TransmissionLog | None = None
+    log: TransmissionLog | None = None  # with record_log (not when streamed to a file)
     protocol_logs: list[dict[str, Any]] = field(default_factory=list)
     received: int = 0  # memories that passed the bottleneck, all agents together
     novel_received: int = 0  # of those, memories of pairs the learner had not tried itself
@@ -104,7 +105,9 @@ class Game:
             self.discovered[list(s)] = True
         self.coverage = int(self.discovered.sum())
         self.schedule = Schedule()
-        self.log = TransmissionLog() if record_log else None
+        self.log: TransmissionLog | ParquetLogWriter | None = (
+            TransmissionLog() if record_log else None
+        )
         self.received = 0
         self.novel_received = 0
         # Mechanism counters, kept as the game goes so the summary needs no replay: what
@@ -235,10 +238,37 @@ def run_simulation(
     seed: int,
     *,
     record_log: bool = False,
+    log_path: str | Path | None = None,
     on_step: Callable[[int, int], None] | None = None,
 ) -> SimResult:
-    """Play one game of ``config.n_steps`` steps under ``protocol``; reproducible from seed."""
+    """Play one game of ``config.n_steps`` steps under ``protocol``; reproducible from seed.
+
+    ``record_log`` keeps the transmission log in ``SimResult.log``; ``log_path`` streams it
+    to that Parquet file instead (with element names), holding none of it in memory.
+    """
     game = Game(domain, config, seed, record_log)
+    writer = None
+    if log_path is not None:
+        writer = ParquetLogWriter(log_path, domain.graph.names)
+        game.log = writer
+    try:
+        result = _play(game, config, protocol, seed, on_step)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is not None:
+        writer.close()
+    return result
+
+
+def _play(
+    game: Game,
+    config: SimConfig,
+    protocol: ProtocolSpec,
+    seed: int,
+    on_step: Callable[[int, int], None] | None,
+) -> SimResult:
     curve = [game.coverage]
     with protocol.open(config.n_agents, config.n_steps, game.protocol_seed) as runner:
         # A sandboxed runner bounds the host's work per step by what delivery can use;
@@ -269,7 +299,7 @@ def run_simulation(
         seed=seed,
         curve=curve,
         schedule=game.schedule,
-        log=game.log,
+        log=game.log if isinstance(game.log, TransmissionLog) else None,
         protocol_logs=protocol_logs,
         received=game.received,
         novel_received=game.novel_received,

@@ -1,4 +1,9 @@
-"""The transmission log: every memory a protocol sent, as columns."""
+"""The transmission log: every memory a protocol sent, as columns.
+
+:class:`TransmissionLog` holds a whole game's log in memory, for callers that want it;
+:class:`ParquetLogWriter` streams it to a file as the game goes, so that a protocol routing
+many memories costs the host disk, not memory (``tpdisc evaluate --log-dir``).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,10 @@ import numpy as np
 
 if TYPE_CHECKING:  # imported on use: every simulation imports this module, few write Arrow
     import pyarrow as pa
+    import pyarrow.parquet as pq
+
+# Rows buffered before a row group is written: a few MB at most, few groups per file.
+ROWS_PER_GROUP = 1 << 16
 
 
 @dataclass
@@ -73,3 +82,82 @@ class TransmissionLog:
         import pyarrow.parquet as pq
 
         pq.write_table(self.to_table(names), str(path))
+
+
+def log_file(prefix: Path, seed: int, ablated: bool = False) -> Path:
+    """Where a simulation's log goes: ``PREFIX[-ablated]-seedN.parquet``."""
+    return prefix.with_name(f"{prefix.name}{'-ablated' if ablated else ''}-seed{seed}.parquet")
+
+
+class ParquetLogWriter:
+    """A transmission log written to ``path`` as it grows: the same columns (and element
+    names) as :meth:`TransmissionLog.to_parquet`, in row groups of ``rows_per_group``.
+
+    Memory holds one group and one step at most, whatever the length of the game. The
+    file is written as ``path`` + ``.part`` and renamed by :meth:`close`; :meth:`abort`
+    (a failed simulation) removes it, so no half log is ever taken for a whole one.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        names: tuple[str, ...] | None = None,
+        rows_per_group: int = ROWS_PER_GROUP,
+    ) -> None:
+        import pyarrow as pa
+
+        self.path = Path(path)
+        self.partial = self.path.with_name(self.path.name + ".part")
+        self.names = names
+        self.rows_per_group = rows_per_group
+        self.buffer = TransmissionLog()
+        self.rows = 0
+        # The schema is fixed up front: a group whose name columns are all empty must not
+        # change the file's types (Arrow would infer null for them).
+        schema = TransmissionLog().to_table().schema
+        if names is not None:
+            for col in ("e1", "e2", "result"):
+                schema = schema.append(pa.field(f"{col}_name", pa.string()))
+        self.schema = schema
+        self.writer: pq.ParquetWriter | None = None
+
+    def extend(
+        self,
+        step: int,
+        learner: int,
+        entries: Sequence[tuple[int, int]],
+        memories: Sequence[tuple[int, int, int]],
+        survived: Sequence[bool] | None = None,
+    ) -> None:
+        """As :meth:`TransmissionLog.extend`; a full group goes to the file."""
+        self.buffer.extend(step, learner, entries, memories, survived)
+        self.rows += len(entries)
+        if len(self.buffer) >= self.rows_per_group:
+            self.flush()
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def _open(self) -> pq.ParquetWriter:
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(str(self.partial), self.schema)
+        return self.writer
+
+    def flush(self) -> None:
+        if len(self.buffer):
+            table = self.buffer.to_table(self.names).cast(self.schema)
+            self._open().write_table(table)
+            self.buffer = TransmissionLog()
+
+    def close(self) -> None:
+        """Write what is left and put the file in place (an empty log has a schema too)."""
+        self.flush()
+        self._open().close()
+        self.partial.replace(self.path)
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.partial.unlink(missing_ok=True)

@@ -44,9 +44,15 @@ class PreparedEvaluation:
         return len(self.specs) * self.config.sims
 
     def run(
-        self, executor: Executor, on_result: OnResult | None = None, record_log: bool = False
+        self,
+        executor: Executor,
+        on_result: OnResult | None = None,
+        record_log: bool = False,
+        log_dir: Path | None = None,
     ) -> list[Evaluation]:
-        """One :class:`Evaluation` per protocol (and one per ablation), in order."""
+        """One :class:`Evaluation` per protocol (and one per ablation), in order; with
+        ``log_dir``, each simulation streams its transmission log there as
+        NAME[-ablated]-seedN.parquet (NAME the protocol's unique name)."""
         run = evaluate_ablated if self.config.ablate else evaluate
         evaluations: list[Evaluation] = []
         for spec, name in zip(self.specs, self.names, strict=True):
@@ -63,6 +69,7 @@ class PreparedEvaluation:
                 executor=executor,
                 on_result=tell,
                 record_log=record_log,
+                log_to=None if log_dir is None else log_dir / name,
             )
             for evaluation in done if isinstance(done, tuple) else (done,):
                 evaluation.protocol = evaluation.protocol.replace(spec.name, name, 1)
