@@ -12,8 +12,11 @@ Cases:
 - ``legal-1M``: a legal protocol returning one million exchanges per step;
 - ``patched-encoder``: protocol code replaces the worker's exchange encoder with one that
   sends a forged, valid, maximum-size frame at every step at no CPU cost to itself;
-- ``forged-frame``: a forged header announcing the largest frame the host would accept,
-  then that many bytes of garbage.
+- ``forged-frame``: a frame of the size the host accepted before the per-step limit
+  (max_exchanges = 1,000,000), all garbage;
+- ``at-limit-legal``, ``at-limit-forged``: the worst a protocol can do *within* the
+  per-step limit (10,000 exchanges per step for 10 agents and a bottleneck of 20), legally
+  or through a patched encoder that costs it nothing, over a default game of 150 steps.
 
     PYTHONPATH=$PWD python benchmarks/bench_hostile_host.py [--recipes PATH] [--steps 20]
 """
@@ -67,7 +70,7 @@ PATCHED_ENCODER = (
     REACH_SYS
     + """
 codec = sys.modules["tpdisc.sandbox.codec"]
-_ENTRIES = 999_000
+_ENTRIES = ENTRY_COUNT
 
 
 def _forged(exchanges):
@@ -105,11 +108,14 @@ class TransmissionProtocol:
 """
 )
 
-CASES = {
-    "baseline": BASELINE,
-    "legal-1M": LEGAL_1M,
-    "patched-encoder": PATCHED_ENCODER,
-    "forged-frame": FORGED_FRAME,
+# name: (source, steps; None for --steps)
+CASES: dict[str, tuple[str, int | None]] = {
+    "baseline": (BASELINE, None),
+    "legal-1M": (LEGAL_1M, None),
+    "patched-encoder": (PATCHED_ENCODER.replace("ENTRY_COUNT", "999_000"), None),
+    "forged-frame": (FORGED_FRAME, None),
+    "at-limit-legal": (LEGAL_1M.replace("1_000_000", "10_000"), 150),
+    "at-limit-forged": (PATCHED_ENCODER.replace("ENTRY_COUNT", "10_000"), 150),
 }
 
 
@@ -157,7 +163,8 @@ def main() -> None:
     parser.add_argument("--child", choices=list(CASES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_case(CASES[args.child], args.steps, args.recipes)))
+        source, steps = CASES[args.child]
+        print(json.dumps(run_case(source, steps or args.steps, args.recipes)))
         return
     for name in args.case or CASES:
         # A fresh interpreter per case: ru_maxrss is a high-water mark of the whole process.
