@@ -47,7 +47,7 @@ def test_a_million_legal_exchanges_per_step_stop_the_simulation(toy_graph: Recip
         run_simulation(make_domain(toy_graph), config, spec, 0, record_log=True)
     assert info.value.kind == "too-large"
     assert info.value.reason == (
-        "share_memories returned more than 4,000 exchanges at step 0 (limit: 50 times the 80 "
+        "share_memories returned more than 8,000 exchanges at step 0 (limit: 100 times the 80 "
         "memories a step can deliver; a reply of 8,000,033 bytes, refused unread)"
     )
 
@@ -58,18 +58,18 @@ def test_a_patched_encoder_cannot_send_a_maximum_size_frame(toy_graph: RecipeGra
     with pytest.raises(SandboxError) as info:
         run_simulation(make_domain(toy_graph), config, spec, 0, record_log=True)
     assert info.value.kind == "too-large"
-    assert info.value.reason.startswith("share_memories returned more than 4,000 exchanges")
+    assert info.value.reason.startswith("share_memories returned more than 8,000 exchanges")
     assert info.value.reason.endswith("a reply of 7,992,009 bytes, refused unread)")
 
 
 def test_a_reply_within_the_step_limit_is_delivered(toy_graph: RecipeGraph) -> None:
-    # 50 × 20 × 4 = 4,000 exactly: the limit itself is allowed.
-    share = "return {r: [((r + 1) % 4, 0)] * 1000 for r in range(4)}"
+    # 100 × 20 × 4 = 8,000 exactly: the limit itself is allowed.
+    share = "return {r: [((r + 1) % 4, 0)] * 2000 for r in range(4)}"
     spec = source_spec(protocol(share, reach_sys=False), SandboxConfig(time_limit=10.0))
     result = run_simulation(
         make_domain(toy_graph), SimConfig(n_agents=4, n_steps=3, agent_type="stochastic"), spec, 0
     )
-    assert result.schedule.total_sent() == 3 * 4000
+    assert result.schedule.total_sent() == 3 * 8000
 
 
 def test_host_cpu_on_replies_is_charged_to_the_protocol(

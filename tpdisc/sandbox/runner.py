@@ -28,9 +28,11 @@ UNSAFE_FLAG = "--unsafe-no-sandbox"
 SETUP_TIMEOUT = 30.0  # wall seconds for the worker to confine itself (no untrusted code yet)
 EXIT_WAIT = 2.0
 # Replies may route at most this many times what a step can deliver (the attention
-# bottleneck times the number of agents: 10,000 exchanges at the defaults). Beyond that a
+# bottleneck times the number of agents: 20,000 exchanges at the defaults). Beyond that a
 # reply only feeds the bottleneck's random draw, while the host pays for every exchange.
-DELIVERY_FACTOR = 50
+# 100, not less: "every memory to everyone" (10 agents, 150 steps: 13,500 at the last
+# step) is a plausible protocol, and must run.
+DELIVERY_FACTOR = 100
 # The host's CPU spent receiving and decoding replies, charged to the protocol (per thread:
 # neither the worker's time nor other threads' count). A module attribute so tests can count.
 host_clock = time.thread_time
