@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource  # noqa: F401  (imported before the fork: the filter forbids reading its file)
 
 import pytest
 
@@ -60,6 +61,15 @@ def test_limits_can_be_read_but_not_raised() -> None:
         "try:\n    resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))\n    code = 1\n"
         # CPython reports EPERM from setrlimit as this ValueError.
         "except ValueError as err:\n    code = 0 if 'not allowed' in str(err) else 2"
+    )
+    assert exit_code(run_filtered(check)) == 0
+
+
+def test_os_entropy_is_refused_with_eperm() -> None:
+    # Same seed, same simulation: no getrandom, and no /dev/urandom to fall back on.
+    check = (
+        "try:\n    os.getrandom(4)\n    code = 1\nexcept PermissionError:\n    code = 0\n"
+        "try:\n    os.urandom(4)\n    code = code or 2\nexcept PermissionError:\n    pass"
     )
     assert exit_code(run_filtered(check)) == 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from tpdisc.errors import ProtocolError
 
 # Every reason a sandboxed protocol can fail, as stored by the search.
@@ -49,3 +51,42 @@ class SandboxError(ProtocolError):
     def __reduce__(self) -> tuple[type[SandboxError], tuple[str, str, str]]:
         # Executors pickle failures back from pool workers; keep the fields.
         return (type(self), (self.kind, self.reason, self.origin))
+
+
+# RLIMIT_CPU's signals: SIGXCPU at the soft limit, SIGKILL at the hard one a second later.
+LIMIT_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGKILL})
+# A protocol can send itself either signal at any moment, so the signal alone never proves
+# a timeout: the CPU time used must match. The kernel enforces the limit on tick-sampled
+# CPU time, while wait4 reports the precise one, which on a loaded machine can lag by
+# several percent (0.92 s seen at a 1 s limit); a quarter of the budget absorbs that.
+BUDGET_SHARE = 0.75
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown"
+
+
+def worker_death(
+    status: tuple[str, int, float] | None,
+    cpu_seconds: int,
+    time_limit: float,
+    context: str,
+    origin: str,
+) -> SandboxError:
+    """The failure of a worker that ended without replying, from its exit ``status``
+    (``("signal"|"exit", number, CPU seconds)`` from the zygote's ``wait4``; None if
+    unknown). A timeout only when a limit signal ended it *and* its CPU budget was used."""
+    if status is None:
+        return SandboxError("worker-died", f"worker died {context}", origin)
+    how, number, cpu = status
+    if how != "signal":
+        return SandboxError("worker-died", f"worker died: exit code {number} {context}", origin)
+    if number in LIMIT_SIGNALS and cpu >= cpu_seconds * BUDGET_SHARE:
+        return SandboxError("timeout", f"timeout after {time_limit:g} s {context}", origin)
+    reason = f"worker died: signal {number} ({signal_name(number)})"
+    if number in LIMIT_SIGNALS:  # sent by the protocol to itself (or by the parent)
+        reason += f" after {cpu:.2f} s of CPU, not a timeout (budget {time_limit:g} s)"
+    return SandboxError("worker-died", f"{reason} {context}", origin)

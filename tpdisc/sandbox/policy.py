@@ -3,9 +3,15 @@
 Default action: fail with EPERM (the allow-list depends on glibc and kernel, so an
 unexpected syscall must not kill a well-behaved worker). Allowed: reading and writing the
 fds the worker already has, memory management, futexes, signals to itself, clocks, sleeping,
-entropy, exit, and a few read-only queries. Syscalls that only an attack would use kill the
+exit, and a few read-only queries. Syscalls that only an attack would use kill the
 worker outright (SIGSYS). Everything else, notably open/openat, socket, connect, clone,
 fork, execve, kill of other processes, fails with EPERM.
+
+getrandom fails too: OS entropy would make the same seed give different simulations. The
+worker needs none once started (hash randomisation is fixed by PYTHONHASHSEED=0, the
+generators are seeded from the simulation's seed), and it serves Python-level entropy
+reads from a seeded stream of its own (``worker.pin_entropy``); what bypasses that reaches
+this filter and gets EPERM (/dev/urandom, the fallback, cannot be opened either).
 """
 
 from __future__ import annotations
@@ -46,7 +52,6 @@ ALLOW = (
     "geteuid",
     "getgid",
     "getegid",
-    "getrandom",
     "getrusage",
     "times",
     "sched_yield",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import sys
 import time
 import warnings
@@ -18,7 +17,7 @@ from tpdisc.sandbox import codec
 from tpdisc.sandbox.channel import Channel, ReplyTooLarge
 from tpdisc.sandbox.client import WorkerHandle, Zygote, ZygoteError, get_zygote
 from tpdisc.sandbox.config import SandboxConfig
-from tpdisc.sandbox.errors import SandboxError
+from tpdisc.sandbox.errors import SandboxError, worker_death
 from tpdisc.sandbox.policy import seccomp_support
 
 if TYPE_CHECKING:
@@ -48,13 +47,6 @@ def refusal(why: str) -> str:
 
 class SandboxWarning(UserWarning):
     """Untrusted code is running without the seccomp layer (explicitly requested)."""
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return "unknown"
 
 
 class SandboxRunner(ProtocolRunner):
@@ -131,20 +123,10 @@ class SandboxRunner(ProtocolRunner):
         self.worker.kill()
         self.worker.wait_gone(EXIT_WAIT)
         status = self.zygote.exit_status(self.worker.pid)
-        if status is None:
-            reason = f"worker died {context}"
-        else:
-            how, number, cpu = status
-            if how == "signal" and (
-                number == signal.SIGXCPU
-                or (number == signal.SIGKILL and cpu >= self.config.cpu_seconds)
-            ):
-                self._timeout(f"{self.config.time_limit:g} s", context)
-            if how == "signal":
-                reason = f"worker died: signal {number} ({_signal_name(number)}) {context}"
-            else:
-                reason = f"worker died: exit code {number} {context}"
-        self._fail(SandboxError("worker-died", reason, self.origin))
+        config = self.config
+        self._fail(
+            worker_death(status, config.cpu_seconds, config.time_limit, context, self.origin)
+        )
 
     # --- talking to the worker --------------------------------------------------------
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import builtins
 import os
 import pickle
+import random
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -38,6 +39,52 @@ TRIMMED_BUILTINS = (
     "credits",
     "license",
 )
+
+
+# Private attributes of allowed modules that are whole modules: ``random._os`` is ``os``
+# (pid, CPU times), ``random._random`` the C generator, whose unseeded state comes from the
+# clock and pid once getrandom is refused. ``_time`` is listed for Pythons that have it.
+HIDDEN_MODULES = {random: ("_os", "_random", "_time")}
+ENTROPY_SALT = "tpdisc-sandbox-entropy"
+
+
+class _Unavailable(types.ModuleType):
+    """Stands in for a module reached through a private attribute: a clear error."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{self.__name__} is not available in the sandbox")
+
+
+def pin_entropy(seed: int) -> None:
+    """Serve every Python-level read of OS entropy from a stream derived from ``seed``.
+
+    Same seed, same simulation: unseeded generators (``random.Random()``, ``random.seed()``,
+    ``np.random.default_rng()``, ``RandomState()``), ``SystemRandom``, ``secrets`` and
+    ``os.urandom`` all draw from it. It is separate from the global generators, so a
+    protocol that does not read entropy runs exactly as in-process. Code that goes round
+    these names (``os.getrandom``, ``posix.urandom``) meets the seccomp filter: EPERM.
+    """
+    stream = random.Random(f"{ENTROPY_SALT}:{seed}")
+
+    def urandom(size: int) -> bytes:
+        return stream.randbytes(size)
+
+    unseeded = random.Random.seed
+
+    def seed_or_draw(self: random.Random, a: Any = None, version: int = 2) -> None:
+        # random.Random's C base seeds from the clock and pid when getrandom fails.
+        unseeded(self, int.from_bytes(urandom(32), "big") if a is None else a, version)
+
+    # numpy's SeedSequence and secrets look random._urandom up at each call. random.seed is
+    # a method bound at import, so it is bound again to pick up the new Random.seed.
+    os.urandom = urandom
+    random._urandom = urandom  # type: ignore[attr-defined]
+    random.Random.seed = seed_or_draw  # type: ignore[method-assign]
+    random.seed = random._inst.seed
+    for module, names in HIDDEN_MODULES.items():
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, _Unavailable(f"{module.__name__}.{name}"))
 
 
 class Channel:
@@ -235,6 +282,7 @@ def run(fd: int, zygote_pid: int, uid: int, gid: int) -> int:
     init = pickle.loads(message)  # from the parent, before any untrusted code has run
     confine.set_limits(init["cpu_seconds"], init["memory_bytes"])
     confine.drop_privileges(uid, gid, zygote_pid)
+    pin_entropy(init["seed"])  # before the filter: from then on getrandom fails
     if init["seccomp"]:
         try:
             policy.install(os.getpid())
