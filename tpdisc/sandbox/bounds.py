@@ -11,6 +11,7 @@ one-line reason.
 from __future__ import annotations
 
 import ast
+import warnings
 
 # Real protocols are a few kilobytes; a model's answer is capped by its output tokens
 # (about 64 kB). Parsing is the one step the host cannot interrupt, and costs about 500
@@ -61,7 +62,10 @@ def parse_bounded(source: str) -> ast.Module:
     if size > MAX_SOURCE_BYTES:
         raise SourceRejected(f"the source has {size:,} bytes; the limit is {MAX_SOURCE_BYTES:,}")
     try:
-        return ast.parse(source)
+        # Warnings about the source (invalid escapes, ...) are no business of the host's.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
     except SyntaxError as err:
         where = f" at line {err.lineno}" if err.lineno else ""
         raise SourceRejected(f"SyntaxError{where}: {_one_line(err.msg)}") from None
