@@ -105,3 +105,15 @@ def test_a_crash_inside_the_precheck_fails_the_candidate_not_the_search(
         "The pre-check found problems:\n- the pre-check could not read this source "
         "(RecursionError: maximum recursion depth exceeded while walking)"
     )
+
+
+def test_an_escape_refused_by_the_precheck_is_a_failed_candidate(evaluator) -> None:
+    code = GOOD.replace("import numpy as np", "import numpy as np\nimport random", 1)
+    code += "\n\nLEAK = random._os.sys.modules\n"
+    line = code.splitlines().index("LEAK = random._os.sys.modules") + 1
+    scored = evaluator.score("leak", code)
+    assert scored.evaluation is None
+    assert scored.error == (
+        "The pre-check found problems:\n"
+        f"- line {line}: random._os: private attributes of modules are not allowed"
+    )
