@@ -256,3 +256,15 @@ def test_a_subclass_is_preferred_over_its_base() -> None:
         "    def share_memories(self, i_step, agent_states):\n        return {0: []}\n"
     )
     assert load_protocol_class(source, "sub.py").__name__ == "Mine"
+
+
+def test_the_class_search_is_linear_on_deep_class_graphs() -> None:
+    """A 1,000-class chain and a ladder (each class inheriting from the two before) are
+    searched without pairwise issubclass checks: the last class is the protocol."""
+    share = "    def share_memories(self, i, s):\n        return {}\n"
+    chain = "class C0:\n" + share
+    chain += "".join(f"class C{k}(C{k - 1}):\n    pass\n" for k in range(1, 1_000))
+    assert load_protocol_class(chain, "chain").__name__ == "C999"
+    ladder = "class C0:\n" + share + "class C1(C0):\n    pass\n"
+    ladder += "".join(f"class C{k}(C{k - 1}, C{k - 2}):\n    pass\n" for k in range(2, 300))
+    assert load_protocol_class(ladder, "ladder").__name__ == "C299"

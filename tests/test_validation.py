@@ -80,3 +80,40 @@ def test_runaway_code_times_out(toy_graph) -> None:
     )
     scored = evaluator.score("spin", spin)
     assert scored.error is not None and scored.error.startswith("[timeout]")
+
+
+def test_a_precheck_refusal_is_a_failed_candidate_with_its_reason(evaluator) -> None:
+    chain = "class C0:\n    def share_memories(self, i, s):\n        return {}\n"
+    chain += "".join(f"class C{k}(C{k - 1}):\n    pass\n" for k in range(1, 3_000))
+    scored = evaluator.score("chain", chain)
+    assert scored.evaluation is None
+    assert scored.error == (
+        "The pre-check found problems:\n- the source defines 3,000 classes; the limit is 256"
+    )
+
+
+def test_a_crash_inside_the_precheck_fails_the_candidate_not_the_search(
+    evaluator, monkeypatch
+) -> None:
+    def explode(code: str) -> list[str]:
+        raise RecursionError("maximum recursion depth exceeded\nwhile walking")
+
+    monkeypatch.setattr("tpdisc.search.validation.precheck", explode)
+    scored = evaluator.score("deep", GOOD)
+    assert scored.evaluation is None
+    assert scored.error == (
+        "The pre-check found problems:\n- the pre-check could not read this source "
+        "(RecursionError: maximum recursion depth exceeded while walking)"
+    )
+
+
+def test_an_escape_refused_by_the_precheck_is_a_failed_candidate(evaluator) -> None:
+    code = GOOD.replace("import numpy as np", "import numpy as np\nimport random", 1)
+    code += "\n\nLEAK = random._os.sys.modules\n"
+    line = code.splitlines().index("LEAK = random._os.sys.modules") + 1
+    scored = evaluator.score("leak", code)
+    assert scored.evaluation is None
+    assert scored.error == (
+        "The pre-check found problems:\n"
+        f"- line {line}: random._os: private attributes of modules are not allowed"
+    )

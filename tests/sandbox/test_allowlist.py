@@ -38,3 +38,21 @@ def test_allowed(name: str, fromlist: tuple[str, ...]) -> None:
 def test_refused(name: str, fromlist: tuple[str, ...], refused: str) -> None:
     assert disallowed_import(name, fromlist) == refused
     assert import_message(refused) == f"{refused} is not allowed"
+
+
+@pytest.mark.parametrize(
+    ("name", "fromlist", "refused"),
+    [
+        ("random", ["_os"], "random._os"),
+        ("random", ["random", "_inst"], "random._inst"),
+        ("numpy.ctypeslib", [], "numpy.ctypeslib"),
+        ("numpy", ["ctypeslib"], "numpy.ctypeslib"),
+        ("numpy.testing.overrides", [], "numpy.testing"),
+        ("numpy", ["random", "linalg"], None),
+        ("__future__", ["annotations"], None),
+    ],
+)
+def test_private_names_and_ways_out_of_numpy_are_refused(
+    name: str, fromlist: list[str], refused: str | None
+) -> None:
+    assert disallowed_import(name, fromlist) == refused

@@ -93,8 +93,29 @@ def test_several_candidate_classes_need_the_conventional_name() -> None:
 
 
 def test_a_huge_source_is_refused_without_parsing() -> None:
-    assert precheck("x = 1\n" * 300_000) == [
-        "the source has 1,800,000 characters; the limit is 1,000,000"
+    assert precheck("x = 1\n" * 300_000) == ["the source has 1,800,000 bytes; the limit is 100,000"]
+
+
+def test_a_ladder_of_200_classes_is_checked_at_once() -> None:
+    # Each class inherits from the two before: the old recursive search hung on it.
+    source = "class C0:\n    def share_memories(self, i, s):\n        return {}\n"
+    source += "class C1(C0):\n    pass\n"
+    source += "".join(f"class C{k}(C{k - 1}, C{k - 2}):\n    pass\n" for k in range(2, 200))
+    assert precheck(source) == []
+
+
+def test_a_chain_of_3000_classes_is_one_line_not_a_recursion_error() -> None:
+    source = "class C0:\n    def share_memories(self, i, s):\n        return {}\n"
+    source += "".join(f"class C{k}(C{k - 1}):\n    pass\n" for k in range(1, 3_000))
+    assert precheck(source) == ["the source defines 3,000 classes; the limit is 256"]
+
+
+def test_deeply_nested_code_is_one_line() -> None:
+    assert precheck("x = " + "-" * 50_000 + "1\n") == [
+        "the source is nested too deeply to parse (simplify the deepest expression)"
+    ]
+    assert precheck("x = a" + ".b" * 500 + "\n") == [
+        "line 1: the code is nested more than 100 levels deep"
     ]
 
 

@@ -23,6 +23,23 @@ def code_filename(origin: str) -> str:
     return f"<protocol {origin}>"
 
 
+def _strict_ancestors(classes: list[type]) -> set[int]:
+    """The ids of every class some class of ``classes`` inherits from, each visited once.
+
+    Iterative and linear in classes plus base links: comparing every pair with issubclass
+    was quadratic, on top of each check walking an MRO, and generated code can define
+    thousands of classes. Ids, because a metaclass may make classes unhashable or equal.
+    """
+    found: set[int] = set()
+    stack = [base for cls in classes for base in cls.__bases__]
+    while stack:
+        cls = stack.pop()
+        if isinstance(cls, type) and id(cls) not in found:
+            found.add(id(cls))
+            stack.extend(cls.__bases__)
+    return found
+
+
 def find_protocol_class(namespace: dict[str, object], origin: str) -> type:
     """``TransmissionProtocol`` if defined, else the one class that has ``share_memories``."""
     conventional = namespace.get(CONVENTIONAL_NAME)
@@ -37,9 +54,8 @@ def find_protocol_class(namespace: dict[str, object], origin: str) -> type:
         and callable(getattr(obj, "share_memories", None))
     ]
     # A base class and its subclass both have share_memories: the subclass is the protocol.
-    candidates = [
-        c for c in candidates if not any(o is not c and issubclass(o, c) for o in candidates)
-    ]
+    inherited = _strict_ancestors(candidates)
+    candidates = [c for c in candidates if id(c) not in inherited]
     if not candidates:
         raise ProtocolError(f"{origin}: no class with a share_memories method")
     if len(candidates) > 1:

@@ -49,6 +49,9 @@ FORBIDDEN_NAMES = {
     "exit": "a protocol returns exchanges; it does not end the process",
     "quit": "a protocol returns exchanges; it does not end the process",
     "globals": "no access to the interpreter's internals",
+    "__builtins__": "no access to the interpreter's internals",
+    "__loader__": "no access to the import system",
+    "__spec__": "no access to the import system",
 }
 
 # Attributes that walk from an ordinary object to modules, frames or code.
@@ -66,20 +69,60 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         "__spec__",
         "__reduce__",
         "__reduce_ex__",
+        # From a bound method or wrapper back to its module or function.
+        "__self__",
+        "__func__",
+        "__wrapped__",
+        "__objclass__",
+        # Attribute access by a name held in a variable, which no check can read.
+        "__getattribute__",
+        "__getattr__",
+        "__setattr__",
+        "__delattr__",
+        # Frames, tracebacks and code objects, each a step to globals and builtins.
+        "__traceback__",
+        "tb_frame",
+        "tb_next",
         "f_globals",
         "f_locals",
         "f_back",
         "f_builtins",
-        "tb_frame",
+        "f_code",
         "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
         "cr_frame",
+        "cr_code",
+        "cr_await",
         "ag_frame",
+        "ag_code",
+        "ag_await",
     }
 )
+# Submodules of an allowed package that are ways out of it: C pointers and library
+# loading (numpy.ctypeslib imports ctypes), build and test machinery running processes.
+DENIED_SUBMODULES = ("numpy.ctypeslib", "numpy.testing", "numpy.f2py", "numpy.distutils")
+
+
+def _denied_submodule(name: str) -> str | None:
+    for denied in DENIED_SUBMODULES:
+        if name == denied or name.startswith(denied + "."):
+            return denied
+    return None
 
 
 def disallowed_import(name: str, fromlist: Iterable[str] = ()) -> str | None:
     """The module name to refuse for ``import name`` / ``from name import fromlist``."""
+    fromlist = list(fromlist)
+    for item in fromlist:
+        # ``from random import _os``: a private name of a module is a way into its imports.
+        if item.startswith("_") and not (item.startswith("__") and item.endswith("__")):
+            return f"{name}.{item}"
+    denied = _denied_submodule(name) or next(
+        (d for n in fromlist if (d := _denied_submodule(f"{name}.{n}"))), None
+    )
+    if denied is not None:
+        return denied
     top = name.partition(".")[0]
     if top == "sklearn":
         if name == "sklearn":

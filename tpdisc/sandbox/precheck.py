@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 
-from tpdisc.protocols.loader import CONVENTIONAL_NAME
 from tpdisc.sandbox.allowlist import (
     ALLOWED_TEXT,
     FORBIDDEN_ATTRIBUTES,
@@ -16,8 +15,10 @@ from tpdisc.sandbox.allowlist import (
     disallowed_import,
     import_message,
 )
+from tpdisc.sandbox.bounds import SourceRejected, bounded_nodes, parse_bounded
+from tpdisc.sandbox.classgraph import class_count_problem, protocol_class_problem
+from tpdisc.sandbox.escapes import escape_problems
 
-MAX_SOURCE_CHARS = 1_000_000
 MAX_PROBLEMS = 20
 
 
@@ -37,57 +38,18 @@ def _import_problems(node: ast.Import | ast.ImportFrom) -> list[str]:
     return problems
 
 
-def _protocol_class_problem(tree: ast.Module) -> str | None:
-    """What :func:`tpdisc.protocols.loader.find_protocol_class` would reject, seen early:
-    classes with ``share_memories`` (own or inherited from a class of the file), a subclass
-    winning over its bases."""
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    if CONVENTIONAL_NAME in classes:
-        return None
-
-    def ancestors(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
-        found: set[str] = set()
-        for base in classes[name].bases:
-            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
-                found |= {base.id} | ancestors(base.id, seen | {name})
-        return found
-
-    def defines_share(name: str) -> bool:
-        return any(
-            isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
-            and item.name == "share_memories"
-            for item in classes[name].body
-        )
-
-    lineage = {name: ancestors(name) for name in classes}
-    candidates = [
-        name
-        for name in classes
-        if defines_share(name) or any(defines_share(a) for a in lineage[name])
-    ]
-    candidates = [c for c in candidates if not any(c in lineage[o] for o in candidates)]
-    if not candidates:
-        return f"no class defines share_memories (name it {CONVENTIONAL_NAME})"
-    if len(candidates) > 1:
-        return (
-            f"several classes define share_memories ({', '.join(sorted(candidates))}); "
-            f"name the one to use {CONVENTIONAL_NAME}"
-        )
-    return None
-
-
 def precheck(source: str) -> list[str]:
     """Problems visible without running ``source``, each one line; empty when none found."""
-    if len(source) > MAX_SOURCE_CHARS:
-        return [f"the source has {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}"]
     try:
-        tree = ast.parse(source)
-    except SyntaxError as err:
-        return [f"SyntaxError at line {err.lineno}: {err.msg}"]
-    except (ValueError, RecursionError, MemoryError) as err:
-        return [f"the source cannot be parsed: {type(err).__name__}: {err}"]
+        tree = parse_bounded(source)
+        nodes = bounded_nodes(tree)
+    except SourceRejected as err:
+        return [str(err)]
+    too_many = class_count_problem(nodes)
+    if too_many is not None:
+        return [too_many]
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import | ast.ImportFrom):
             found.extend((line, p) for p in _import_problems(node))
@@ -110,8 +72,12 @@ def precheck(source: str) -> list[str]:
                     f"line {line}: {node.value!r} is not allowed (no introspection of internals)",
                 )
             )
+    found.extend(escape_problems(nodes))
     problems = [p for _, p in sorted(set(found))]
-    class_problem = _protocol_class_problem(tree)
+    try:
+        class_problem = protocol_class_problem(tree)
+    except SourceRejected as err:
+        class_problem = str(err)
     if class_problem is not None:
         problems.append(class_problem)
     if len(problems) > MAX_PROBLEMS:

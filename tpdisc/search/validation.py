@@ -33,8 +33,17 @@ def error_text(err: ProtocolError) -> str:
 
 
 def precheck_problems(code: str) -> list[str]:
-    """Problems the sandbox's static pre-check finds, in words a model can act on."""
-    return list(precheck(code))
+    """Problems the sandbox's static pre-check finds, in words a model can act on.
+
+    The pre-check bounds its own work and reports what it refuses; should it still fail on
+    some source (a bug, or memory running out), that is this candidate's failure, in one
+    line, and never the end of the search.
+    """
+    try:
+        return list(precheck(code))
+    except Exception as err:
+        reason = " ".join(str(err).split()) or "no message"
+        return [f"the pre-check could not read this source ({type(err).__name__}: {reason})"]
 
 
 @dataclass
