@@ -102,16 +102,6 @@ def problems(source: str) -> list[str]:
             "line 1: SystemRandom is not allowed (it reads OS entropy; use random or "
             "np.random, which are seeded for each simulation)",
         ),
-        (
-            "import numpy as np\nrng = np.random.default_rng()",
-            "line 2: np.random.default_rng() without a seed draws OS entropy; pass a seed "
-            "(random and np.random are seeded for each simulation)",
-        ),
-        (
-            "import random\nrng = random.Random(None)",
-            "line 2: random.Random() without a seed draws OS entropy; pass a seed "
-            "(random and np.random are seeded for each simulation)",
-        ),
     ],
 )
 def test_ways_out_are_refused_with_their_line(source: str, problem: str) -> None:
@@ -123,6 +113,9 @@ def test_ways_out_are_refused_with_their_line(source: str, problem: str) -> None
     [
         "import numpy as np\nx = np.select, np.array, np.random.default_rng(3), np.__version__",
         "import random\nr = random.Random(7)\nx = r.random(), random.seed(5)",
+        # Unseeded generators are common in written protocols; the worker seeds them from
+        # the simulation's seed (test_hostile_entropy.py), so they are reproducible.
+        "import numpy as np\nimport random\nx = np.random.default_rng(), random.Random(None)",
         "import collections\nx = collections.abc.Mapping",
         "from sklearn.neighbors import KDTree\nx = getattr(KDTree, 'query')",
         "class A:\n    def __init__(self):\n        self._x = 1\n        self.__dict__.update({})\n"

@@ -34,21 +34,6 @@ DYNAMIC_ATTRIBUTE_CALLS = ("getattr", "setattr", "delattr")
 NAME_TAKERS = ("attrgetter", "methodcaller")
 # OS entropy: the simulation must follow its seed, and the worker denies the syscall.
 ENTROPY_NAMES = frozenset({"SystemRandom", "urandom", "getrandom", "getentropy"})
-# Constructors and reseeders that read OS entropy when given no seed (or None).
-UNSEEDED = frozenset(
-    {
-        "Random",
-        "seed",
-        "default_rng",
-        "SeedSequence",
-        "RandomState",
-        "PCG64",
-        "PCG64DXSM",
-        "MT19937",
-        "Philox",
-        "SFC64",
-    }
-)
 MAX_PATHS = 8  # known module paths kept per name; beyond, the name is a module of any kind
 
 Path = tuple[str, tuple[str, ...]]  # a module and the attributes taken from it
@@ -324,24 +309,6 @@ def _chain_problems(node: ast.expr, modules: _Modules) -> list[tuple[int, str]]:
     return []
 
 
-def _seed_argument(call: ast.Call) -> ast.expr | None:
-    if call.args:
-        return call.args[0]
-    for keyword in call.keywords:
-        if keyword.arg in ("seed", "entropy", "x", "a"):
-            return keyword.value
-    return None
-
-
-def _dotted(func: ast.expr, name: str | None) -> str | None:
-    """``np.random.default_rng`` for the function of a call, when it is a plain chain."""
-    root, steps = chain(func)
-    parts = [s for s, _ in steps]
-    if isinstance(root, ast.Name) and None not in parts:
-        return ".".join([root.id, *(p for p in parts if p is not None)])
-    return name
-
-
 def _call_problems(call: ast.Call) -> list[tuple[int, str]]:
     line = call.lineno
     func = call.func
@@ -379,16 +346,6 @@ def _call_problems(call: ast.Call) -> list[tuple[int, str]]:
             text = arg.value if isinstance(arg, ast.Constant) else None
             if not isinstance(text, str) or any(p.startswith("_") for p in text.split(".")):
                 return [(line, f"line {line}: {name} needs literal public attribute names")]
-    elif name in UNSEEDED:
-        seed = _seed_argument(call)
-        if seed is None or (isinstance(seed, ast.Constant) and seed.value is None):
-            return [
-                (
-                    line,
-                    f"line {line}: {_dotted(func, name)}() without a seed draws OS entropy; "
-                    "pass a seed (random and np.random are seeded for each simulation)",
-                )
-            ]
     return []
 
 
