@@ -99,3 +99,13 @@ def test_a_forbidden_unshare_is_reported_not_raised(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(emptyroot, "enter", refuse)
     ok, why = emptyroot.probe(*nobody())
     assert (ok, why) == (False, "PermissionError: [Errno 1] unshare: Operation not permitted")
+
+
+def test_a_probe_that_cannot_fork_leaves_the_wall_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(emptyroot, "ACTIVE", False)
+    monkeypatch.setattr(emptyroot.os, "fork", no_fork)
+    ok, why = emptyroot.activate(*nobody())
+    assert not ok and why.startswith("the namespace probe could not run: [Errno 11]")

@@ -146,7 +146,12 @@ def probe(uid: int, gid: int) -> tuple[bool, str]:
     from tpdisc.sandbox import confine
 
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:
         os.close(read_end)
         code = 1
@@ -175,5 +180,8 @@ def activate(uid: int, gid: int, wanted: bool = True) -> tuple[bool, str]:
     elif platform.system() != "Linux":
         ACTIVE, REASON = False, f"namespaces need Linux; this is {platform.system()}"
     else:
-        ACTIVE, REASON = probe(uid, gid)
+        try:
+            ACTIVE, REASON = probe(uid, gid)
+        except OSError as err:  # no pipe or fork for the probe: workers go without
+            ACTIVE, REASON = False, f"the namespace probe could not run: {err}"
     return ACTIVE, REASON
