@@ -83,18 +83,14 @@ def host_paths(tmp: Path) -> list[str]:
     ]
 
 
-@pytest.fixture
-def tmp(open_dir: Path) -> Path:
-    return open_dir
-
-
 def namespaces_up() -> bool:
-    return getattr(client.get_zygote(), "namespaces", False)
+    return client.get_zygote().namespaces
 
 
-@pytest.mark.skipif(not namespaces_up(), reason="no user namespaces here")
-def test_no_path_of_the_host_is_visible(tmp: Path) -> None:
-    seen = probe(host_paths(tmp))
+def test_no_path_of_the_host_is_visible(open_dir: Path) -> None:
+    if not namespaces_up():
+        pytest.skip(f"no empty root here: {client.get_zygote().namespaces_reason}")
+    seen = probe(host_paths(open_dir))
     for path, (by_fstatat, by_stat) in seen.items():
         if path == "listing /":
             # Only seccomp keeps the worker from listing its root (which is empty anyway).
@@ -104,7 +100,7 @@ def test_no_path_of_the_host_is_visible(tmp: Path) -> None:
         assert by_stat == errno.EPERM, (path, seen)  # the filter: stat of a path is refused
 
 
-def test_the_root_itself_is_empty_and_belongs_to_nobody_we_know() -> None:
+def test_the_worker_still_has_a_root() -> None:
     seen = probe(["/"])
     assert seen["/"][0] == 0  # the root exists, it is just empty
     if namespaces_up():
@@ -118,7 +114,7 @@ def test_walls_are_reported() -> None:
 
 
 def test_without_namespaces_the_filter_alone_runs_and_says_so(
-    tmp: Path, monkeypatch: pytest.MonkeyPatch
+    open_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client.shutdown()
     monkeypatch.setattr(client, "NAMESPACES", False)
@@ -126,10 +122,10 @@ def test_without_namespaces_the_filter_alone_runs_and_says_so(
         walls = sandbox_walls()
         assert walls["seccomp"] == (True, "")
         assert walls["namespaces"] == (False, "namespaces turned off by the caller")
-        seen = probe(host_paths(tmp))
+        seen = probe(host_paths(open_dir))
         # The documented leak: existence through fstatat; plain stat and opening still fail.
         assert seen["/etc/passwd"] == [0, errno.EPERM]
-        assert seen[os.getcwd()] == [0, errno.EPERM]
+        assert seen[str(open_dir / "secret.txt")] == [0, errno.EPERM]
         assert seen["listing /"] == [0, errno.EPERM]
     finally:
         client.shutdown()
