@@ -10,6 +10,7 @@ See ``docs/security.md`` for the threat model and the layers. The public surface
 - :func:`precheck` — fast, readable problems in a source, for feedback to an LLM;
 - :class:`SandboxError` — the typed failure (``kind``, ``reason``);
 - :func:`sandbox_support` — whether this platform can enforce the seccomp layer;
+- :func:`sandbox_walls` — which walls workers actually get here (seccomp, empty root);
 - :func:`sandbox_untrusted` — what a command line does with the protocols it was given.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from tpdisc.protocols.interface import ProtocolRunner, ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox import client
 from tpdisc.sandbox.config import DEFAULT_TIME_LIMIT, SandboxConfig
 from tpdisc.sandbox.errors import KINDS, SandboxError
 from tpdisc.sandbox.policy import seccomp_support as sandbox_support
@@ -38,6 +40,7 @@ __all__ = [
     "precheck",
     "sandbox_support",
     "sandbox_untrusted",
+    "sandbox_walls",
 ]
 
 
@@ -55,6 +58,23 @@ class SandboxedSource(SourceProtocol):
         if self.trusted:
             return super().open(n_agents, n_steps, seed)
         return open_sandboxed(self, n_agents, n_steps, seed, self.sandbox)
+
+
+def sandbox_walls() -> dict[str, tuple[bool, str]]:
+    """Which walls this process's workers get, each as (up, why not): ``seccomp`` (the
+    filter) and ``namespaces`` (the empty root). Asks the zygote, which proved both before
+    taking work, so this starts it (1–3 s) if it is not running."""
+    supported, why = sandbox_support()
+    try:
+        zygote = client.get_zygote()
+    except client.ZygoteError as err:
+        raise SandboxError("sandbox", str(err)) from None
+    if supported and not zygote.seccomp:
+        supported, why = False, zygote.seccomp_reason
+    return {
+        "seccomp": (supported, why),
+        "namespaces": (zygote.namespaces, zygote.namespaces_reason),
+    }
 
 
 def sandbox_untrusted(specs: list[ProtocolSpec], config: SandboxConfig) -> list[ProtocolSpec]:

@@ -20,6 +20,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# Whether workers may get an empty root (user and mount namespaces) where the platform
+# allows; off only to check that the seccomp filter alone still runs.
+NAMESPACES = True
 START_TIMEOUT = 120.0  # imports of numpy and scikit-learn on a loaded machine
 REQUEST_TIMEOUT = 30.0
 
@@ -83,7 +86,7 @@ class Zygote:
         self.owner = os.getpid()
         # PDEATHSIG fires when the *thread* that forked exits: only arm it from the main thread.
         pdeathsig = int(threading.current_thread() is threading.main_thread())
-        boot_args = [str(theirs.fileno()), str(os.getpid()), str(pdeathsig)]
+        boot_args = [str(theirs.fileno()), str(os.getpid()), str(pdeathsig), str(int(NAMESPACES))]
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-s", "-B", "-P", "-c", _BOOT, *boot_args],
@@ -114,6 +117,8 @@ class Zygote:
         info = json.loads(hello[6:])
         self.seccomp: bool = bool(info["seccomp"])
         self.seccomp_reason: str = str(info["reason"])
+        self.namespaces: bool = bool(info.get("namespaces"))
+        self.namespaces_reason: str = str(info.get("namespaces_reason", "not reported"))
         self.control.settimeout(REQUEST_TIMEOUT)
 
     @property

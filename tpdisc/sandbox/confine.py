@@ -1,4 +1,5 @@
-"""Resource limits, a dropped uid and process flags for a freshly forked worker."""
+"""Resource limits, a dropped uid, an empty root and process flags for a freshly forked
+worker."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ctypes
 import os
 import resource
 import signal
+
+from tpdisc.sandbox import emptyroot
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -44,13 +47,24 @@ def set_limits(cpu_seconds: int, extra_memory_bytes: int) -> None:
         resource.setrlimit(which, value)
 
 
-def drop_privileges(uid: int, gid: int, parent_pid: int) -> None:
-    """Become ``uid``/``gid`` when running as root, then die with the parent and hide from
-    ptrace and core dumps. PDEATHSIG is set after the uid change, which clears it."""
+def become(uid: int, gid: int) -> None:
+    """Become ``uid``/``gid`` for good when running as root."""
     if os.geteuid() == 0:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
+
+
+def drop_privileges(uid: int, gid: int, parent_pid: int) -> None:
+    """Become ``uid``/``gid`` when running as root, move into the empty root where the
+    zygote found it possible, then die with the parent and hide from ptrace and core dumps.
+
+    The uid goes first: an unprivileged process may map only its own ids into the new user
+    namespace, and the namespace must not be root's. PDEATHSIG is set after the uid and
+    namespace changes, which clear it."""
+    become(uid, gid)
+    if emptyroot.ACTIVE:
+        emptyroot.enter()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent_pid:  # the parent died before PDEATHSIG was armed
         os._exit(1)

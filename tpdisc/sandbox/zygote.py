@@ -12,6 +12,11 @@ SOCK_SEQPACKET control socket:
 - ``status <pid>``: how that worker ended, ``status <pid> signal|exit <n> <cpu seconds>``
   (only the zygote, its parent, can know).
 
+Before its first answer it proves, each in a throwaway child, that the seccomp filter loads
+and that a worker can get an empty root (:mod:`tpdisc.sandbox.emptyroot`); its ``ready``
+message says which of these walls its workers get, and why not. The zygote itself keeps
+the filesystem: each worker enters its own namespaces after the fork.
+
 It exits, killing its workers, when the control socket closes or its parent dies.
 """
 
@@ -28,6 +33,8 @@ import select
 import signal
 import socket
 import sys
+
+from tpdisc.sandbox import emptyroot
 
 MAX_STATUSES = 1024
 NUMPY_LAZY = (
@@ -273,6 +280,7 @@ class Zygote:
 
 def main() -> None:
     control_fd, parent_pid, pdeathsig = (int(a) for a in sys.argv[1:4])
+    namespaces_wanted = sys.argv[4:5] != ["0"]
     control = socket.socket(fileno=control_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if pdeathsig:
@@ -284,10 +292,18 @@ def main() -> None:
     try:
         preload()
         seccomp, reason = probe_seccomp()
+        # After preload: a worker in its empty root can import nothing more.
+        namespaces, namespaces_reason = emptyroot.activate(*nobody(), namespaces_wanted)
     except BaseException as err:
         control.send(f"error {type(err).__name__}: {err}".encode()[:1000])
         return
-    control.send(b"ready " + json.dumps({"seccomp": seccomp, "reason": reason}).encode())
+    info = {
+        "seccomp": seccomp,
+        "reason": reason,
+        "namespaces": namespaces,
+        "namespaces_reason": namespaces_reason,
+    }
+    control.send(b"ready " + json.dumps(info).encode())
     Zygote(control, parent_pid).serve()
 
 
