@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import pytest
 
 from tpdisc.sandbox import confine, emptyroot
 from tpdisc.sandbox.zygote import nobody
 
-SUPPORTED, WHY = emptyroot.probe(*nobody())
+SUPPORTED, WHY = emptyroot.probe(partial(confine.become, *nobody()))
 needs_namespaces = pytest.mark.skipif(not SUPPORTED, reason=f"no namespaces here: {WHY}")
 
 
@@ -83,13 +84,16 @@ def test_without_the_flag_a_worker_keeps_the_filesystem() -> None:
 def test_the_decision_is_made_once_and_can_be_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(emptyroot, "ACTIVE", False)
     monkeypatch.setattr(emptyroot, "REASON", "not probed")
-    assert emptyroot.activate(*nobody(), wanted=False) == (
+    assert emptyroot.activate(partial(confine.become, *nobody()), wanted=False) == (
         False,
         "namespaces turned off by the caller",
     )
     assert (emptyroot.ACTIVE, emptyroot.REASON) == (False, "namespaces turned off by the caller")
     monkeypatch.setattr(emptyroot.platform, "system", lambda: "Darwin")
-    assert emptyroot.activate(*nobody()) == (False, "namespaces need Linux; this is Darwin")
+    assert emptyroot.activate(partial(confine.become, *nobody())) == (
+        False,
+        "namespaces need Linux; this is Darwin",
+    )
 
 
 def test_a_forbidden_unshare_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +101,7 @@ def test_a_forbidden_unshare_is_reported_not_raised(monkeypatch: pytest.MonkeyPa
         raise PermissionError(1, "unshare: Operation not permitted")
 
     monkeypatch.setattr(emptyroot, "enter", refuse)
-    ok, why = emptyroot.probe(*nobody())
+    ok, why = emptyroot.probe(partial(confine.become, *nobody()))
     assert (ok, why) == (False, "PermissionError: [Errno 1] unshare: Operation not permitted")
 
 
@@ -107,5 +111,5 @@ def test_a_probe_that_cannot_fork_leaves_the_wall_down(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(emptyroot, "ACTIVE", False)
     monkeypatch.setattr(emptyroot.os, "fork", no_fork)
-    ok, why = emptyroot.activate(*nobody())
+    ok, why = emptyroot.activate(partial(confine.become, *nobody()))
     assert not ok and why.startswith("the namespace probe could not run: [Errno 11]")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from collections.abc import Callable
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -140,11 +141,10 @@ def check() -> str:
     return ""
 
 
-def probe(uid: int, gid: int) -> tuple[bool, str]:
-    """Enter the empty root in a throwaway child (as ``uid``/``gid`` when root, as workers
-    are) and check it; (True, "") or (False, why not)."""
-    from tpdisc.sandbox import confine
-
+def probe(become: Callable[[], None]) -> tuple[bool, str]:
+    """Enter the empty root in a throwaway child, after ``become`` (the workers' change of
+    uid: ``confine.become``, passed in because confine imports this module), and check it;
+    (True, "") or (False, why not)."""
     read_end, write_end = os.pipe()
     try:
         pid = os.fork()
@@ -156,7 +156,7 @@ def probe(uid: int, gid: int) -> tuple[bool, str]:
         os.close(read_end)
         code = 1
         try:
-            confine.become(uid, gid)
+            become()
             enter()
             message = check()
             code = 0 if not message else 1
@@ -172,7 +172,7 @@ def probe(uid: int, gid: int) -> tuple[bool, str]:
     return ok, "" if ok else (message or "the namespace probe died")
 
 
-def activate(uid: int, gid: int, wanted: bool = True) -> tuple[bool, str]:
+def activate(become: Callable[[], None], wanted: bool = True) -> tuple[bool, str]:
     """Decide once, in the zygote, whether its workers get the empty root."""
     global ACTIVE, REASON
     if not wanted:
@@ -181,7 +181,7 @@ def activate(uid: int, gid: int, wanted: bool = True) -> tuple[bool, str]:
         ACTIVE, REASON = False, f"namespaces need Linux; this is {platform.system()}"
     else:
         try:
-            ACTIVE, REASON = probe(uid, gid)
+            ACTIVE, REASON = probe(become)
         except OSError as err:  # no pipe or fork for the probe: workers go without
             ACTIVE, REASON = False, f"the namespace probe could not run: {err}"
     return ACTIVE, REASON

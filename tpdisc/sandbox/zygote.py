@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import gc
 import importlib.abc
 import json
@@ -34,7 +35,7 @@ import signal
 import socket
 import sys
 
-from tpdisc.sandbox import emptyroot
+from tpdisc.sandbox import confine, emptyroot
 
 MAX_STATUSES = 1024
 NUMPY_LAZY = (
@@ -284,16 +285,15 @@ def main() -> None:
     control = socket.socket(fileno=control_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if pdeathsig:
-        from tpdisc.sandbox.confine import PR_SET_PDEATHSIG, prctl
-
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent_pid:
         return
     try:
         preload()
         seccomp, reason = probe_seccomp()
         # After preload: a worker in its empty root can import nothing more.
-        namespaces, namespaces_reason = emptyroot.activate(*nobody(), namespaces_wanted)
+        become_nobody = functools.partial(confine.become, *nobody())
+        namespaces, namespaces_reason = emptyroot.activate(become_nobody, namespaces_wanted)
     except BaseException as err:
         control.send(f"error {type(err).__name__}: {err}".encode()[:1000])
         return
