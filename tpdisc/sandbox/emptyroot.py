@@ -21,6 +21,8 @@ import os
 import platform
 from collections.abc import Callable
 
+from tpdisc.sandbox.probe import in_child as probe_in_child
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
@@ -145,31 +147,13 @@ def probe(become: Callable[[], None]) -> tuple[bool, str]:
     """Enter the empty root in a throwaway child, after ``become`` (the workers' change of
     uid: ``confine.become``, passed in because confine imports this module), and check it;
     (True, "") or (False, why not)."""
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        raise
-    if pid == 0:
-        os.close(read_end)
-        code = 1
-        try:
-            become()
-            enter()
-            message = check()
-            code = 0 if not message else 1
-        except BaseException as err:
-            message = f"{type(err).__name__}: {err}"
-        os.write(write_end, message.encode()[:500])
-        os._exit(code)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as fh:
-        message = fh.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    ok = os.waitstatus_to_exitcode(status) == 0
-    return ok, "" if ok else (message or "the namespace probe died")
+
+    def attempt() -> str:
+        become()
+        enter()
+        return check()
+
+    return probe_in_child(attempt, "namespace")
 
 
 def activate(become: Callable[[], None], wanted: bool = True) -> tuple[bool, str]:

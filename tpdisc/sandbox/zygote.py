@@ -35,7 +35,7 @@ import signal
 import socket
 import sys
 
-from tpdisc.sandbox import confine, emptyroot
+from tpdisc.sandbox import confine, emptyroot, probe
 
 MAX_STATUSES = 1024
 NUMPY_LAZY = (
@@ -143,30 +143,18 @@ def preload() -> None:
 
 def probe_seccomp() -> tuple[bool, str]:
     """Load the filter in a throwaway child and check that it refuses to open a file."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        code = 1
-        try:
-            from tpdisc.sandbox import policy
 
-            policy.install(os.getpid())
-            try:
-                os.close(os.open("/", os.O_RDONLY))
-                message = "the filter did not stop open()"
-            except PermissionError:
-                message, code = "", 0
-        except BaseException as err:
-            message = f"{type(err).__name__}: {err}"
-        os.write(write_end, message.encode()[:500])
-        os._exit(code)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as fh:
-        message = fh.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    ok = os.waitstatus_to_exitcode(status) == 0
-    return ok, "" if ok else (message or "the seccomp probe died")
+    def attempt() -> str:
+        from tpdisc.sandbox import policy
+
+        policy.install(os.getpid())
+        try:
+            os.close(os.open("/", os.O_RDONLY))
+        except PermissionError:
+            return ""
+        return "the filter did not stop open()"
+
+    return probe.in_child(attempt, "seccomp")
 
 
 def nobody() -> tuple[int, int]:
