@@ -1,0 +1,190 @@
+"""Analysis results kept beside the search, in the run's own ``archive.sqlite``.
+
+Analyses re-simulate archived protocols (other seeds, the ablated replay, logged runs for
+behavioural features): hours of work on a real run. Each result is stored under the key
+(protocol id, kind, seed, settings), so a rerun or a second analysis reads what an
+earlier one computed, and an interrupted analysis resumes: every protocol's results are
+written in one transaction once all of them are in, never half a protocol.
+
+``settings`` is a hash of everything that, with the protocol and the seed, fixes the
+outcome (the simulation config and the recipe file's sha256); the table
+``analysis_settings`` keeps what each hash stands for. ``kind`` names what a value is:
+
+- ``original`` / ``ablated``: one simulation's summary (:class:`SimSummary`), per seed;
+- ``features/original`` / ``features/ablated``: a protocol's behavioural features under
+  one condition, pooled over its seeds (``seed`` = :data:`ALL_SEEDS`), a dict of numbers;
+- anything else a later analysis needs, under its own kind.
+
+The table lives in the archive file, but the search never reads it: the archive's own
+schema and version are untouched, and the search may keep writing while it is filled
+(WAL; each writer's transactions are short).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tpdisc.errors import ConfigError
+
+ORIGINAL = "original"
+ABLATED = "ablated"
+FEATURES = "features/"  # + condition (original, ablated)
+ALL_SEEDS = -1  # the seed of a value pooled over a protocol's seeds
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS analysis (
+    protocol_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    settings TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (protocol_id, kind, seed, settings)
+);
+CREATE TABLE IF NOT EXISTS analysis_settings (
+    settings TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class SimSummary:
+    """What an analysis keeps of one simulation (the full result, with its schedule and
+    log, is far too large to keep for thousands of runs)."""
+
+    seed: int
+    final: int  # coverage after the last step, start elements included
+    received: int  # memories delivered past the bottleneck, all agents together
+    novel_received: int  # of those, pairs the learner had not tried itself before
+    n_agents: int
+    curve: tuple[int, ...] = ()  # coverage before the first step, then after each step
+
+    @property
+    def novel_per_agent(self) -> float:
+        return self.novel_received / self.n_agents
+
+    @property
+    def received_per_agent(self) -> float:
+        return self.received / self.n_agents
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["curve"] = list(self.curve)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SimSummary:
+        return cls(**{**data, "curve": tuple(data.get("curve", ()))})
+
+
+def settings_hash(settings: Mapping[str, Any]) -> str:
+    """A short stable name for ``settings`` (plain JSON data): equal settings, equal hash."""
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class AnalysisStore:
+    """The ``analysis`` table of one archive file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ConfigError(f"{self.path}: no archive here")
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise ConfigError(f"{self.path}: cannot store analysis results ({err})") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> AnalysisStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def register(self, settings: Mapping[str, Any]) -> str:
+        """The hash of ``settings``, recorded with them so a reader can tell what it means."""
+        key = settings_hash(settings)
+        self.db.execute(
+            "INSERT OR IGNORE INTO analysis_settings VALUES (?, ?)",
+            (key, json.dumps(settings, sort_keys=True)),
+        )
+        return key
+
+    def settings(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT value FROM analysis_settings WHERE settings=?", (key,)
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def put(self, protocol_id: int, settings: str, rows: Iterable[tuple[str, int, Any]]) -> None:
+        """Store one protocol's results, ``(kind, seed, value)`` each, in one transaction
+        (a value already there is replaced)."""
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO analysis VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (protocol_id, kind, seed, settings, json.dumps(value), stamp)
+                    for kind, seed, value in rows
+                ],
+            )
+
+    def get(
+        self, kind: str, settings: str, protocol_ids: Iterable[int]
+    ) -> dict[int, dict[int, Any]]:
+        """Per protocol of ``protocol_ids``, its stored values of ``kind`` by seed (protocols
+        with none are left out)."""
+        wanted = sorted(set(protocol_ids))
+        out: dict[int, dict[int, Any]] = {}
+        # In chunks: SQLite caps the parameters of one statement.
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self.db.execute(
+                "SELECT protocol_id, seed, value FROM analysis WHERE kind=? AND settings=?"
+                f" AND protocol_id IN ({marks})",
+                [kind, settings, *chunk],
+            )
+            for protocol_id, seed, value in rows:
+                out.setdefault(int(protocol_id), {})[int(seed)] = json.loads(value)
+        return out
+
+    def summaries(
+        self, kind: str, settings: str, protocol_ids: Iterable[int]
+    ) -> dict[int, dict[int, SimSummary]]:
+        """As :meth:`get`, the values read as :class:`SimSummary`."""
+        return {
+            pid: {seed: SimSummary.from_json(v) for seed, v in values.items()}
+            for pid, values in self.get(kind, settings, protocol_ids).items()
+        }
+
+    def count(self, kind: str | None = None) -> int:
+        sql, params = "SELECT COUNT(*) FROM analysis", []
+        if kind is not None:
+            sql, params = sql + " WHERE kind=?", [kind]
+        return int(self.db.execute(sql, params).fetchone()[0])
