@@ -1,0 +1,352 @@
+"""Re-simulating a run's protocols for analyses, with every result stored as it comes.
+
+A run directory gives its protocols (the archive), the simulation they were scored on
+(``config.yaml``'s ``sim``) and how to run their code (sandboxed, as the search did).
+:func:`plan` says which simulations an analysis still lacks, given what the run's
+:class:`~tpdisc.analysis.store.AnalysisStore` holds; :func:`execute` runs all of them,
+for every run at once, in one batch on an executor, and stores each protocol's results in
+one transaction as soon as its last simulation is in. :func:`logged_pairs` is the data
+path of the behavioural features: full logged results, handed to a callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tpdisc.agents.population import prepare_agents
+from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore, SimSummary
+from tpdisc.domain.data import default_graph
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sandbox import SandboxedSource
+from tpdisc.search.archive import Archive, Candidate
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.evaluate import AblatedTask, SimTask, evaluate_ablated
+from tpdisc.sim.executor_base import Executor
+from tpdisc.sim.game import SimResult
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One valid protocol of a run, as analyses need it."""
+
+    run: str  # the run directory, as given
+    id: int
+    name: str
+    mode: str
+    fitness: float  # the archive's: mean final coverage over ``seeds``
+    seeds: tuple[int, ...]  # the seeds its fitness was computed on
+    fitness_values: tuple[float, ...]  # per seed, in the order of ``seeds``
+    spec: ProtocolSpec = field(repr=False, compare=False)
+
+    def fitness_on(self, seeds: Sequence[int]) -> list[float]:
+        """Its stored fitness values on those of ``seeds`` it was scored on."""
+        by_seed = dict(zip(self.seeds, self.fitness_values, strict=True))
+        return [by_seed[s] for s in seeds if s in by_seed]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run directory opened for analysis."""
+
+    path: Path
+    config: SearchConfig
+    sim: SimConfig  # the run's own simulation, or it with the analysis' overrides
+    domain: Domain = field(repr=False)
+    settings: dict[str, Any]  # what, with a protocol and a seed, fixes a simulation
+    protocols: tuple[Protocol, ...]
+
+    @property
+    def archive_path(self) -> Path:
+        return self.path / Archive.FILE_NAME
+
+    def store(self) -> AnalysisStore:
+        return AnalysisStore(self.archive_path)
+
+
+def protocol_spec(config: SearchConfig, candidate: Candidate) -> ProtocolSpec:
+    """How the search ran this candidate (see ``CandidateEvaluator``): baselines in this
+    process (project code, which imports networkx), all else in the sandbox unless the
+    run was made with ``sandboxed: false``."""
+    if candidate.mode == "seed":
+        return BaselineProtocol(candidate.name)
+    if candidate.code is None:
+        raise ConfigError(f"protocol {candidate.id} ({candidate.name}) has no code")
+    source = SourceProtocol(
+        candidate.name, candidate.code, origin=candidate.name, trusted=not config.sandboxed
+    )
+    return SandboxedSource.of(source, config.sandbox)
+
+
+def load_run(
+    run_dir: str | Path,
+    *,
+    recipes: str | Path | None = None,
+    graph: RecipeGraph | None = None,
+    n_steps: int | None = None,
+    include_baselines: bool = False,
+) -> Run:
+    """Open a run of ``tpdisc evolve`` for analysis.
+
+    ``n_steps`` overrides the run's steps per simulation (for quick checks: results are
+    stored apart and do not compare with the archive's fitness). The seeded baselines are
+    left out unless ``include_baselines``: the analyses study what the search produced.
+    """
+    path = Path(run_dir)
+    if not (path / CONFIG_FILE).is_file() or not (path / Archive.FILE_NAME).is_file():
+        raise ConfigError(f"{path}: not a run directory of tpdisc evolve (no {CONFIG_FILE})")
+    config = SearchConfig.load(path / CONFIG_FILE)
+    sim = config.sim_config(n_steps)
+    graph = graph if graph is not None else default_graph(recipes)
+    domain = make_domain(graph, sim.variant)
+    with Archive(path / Archive.FILE_NAME, readonly=True) as archive:
+        rows = archive.candidates(valid_only=True)
+    protocols = tuple(
+        Protocol(
+            run=str(run_dir),
+            id=int(c.id or 0),
+            name=c.name,
+            mode=c.mode,
+            fitness=c.fitness,
+            seeds=tuple(c.seeds or ()),
+            fitness_values=tuple(c.fitness_values or ()),
+            spec=protocol_spec(config, c),
+        )
+        for c in rows
+        if include_baselines or c.mode != "seed"
+    )
+    settings = {"sim": sim.to_dict(), "recipes_sha256": graph.sha256}
+    return Run(path, config, sim, domain, settings, protocols)
+
+
+def summarise(result: SimResult, n_agents: int) -> SimSummary:
+    return SimSummary(
+        seed=result.seed,
+        final=result.final,
+        received=result.received,
+        novel_received=result.novel_received,
+        n_agents=n_agents,
+        curve=tuple(result.curve),
+    )
+
+
+@dataclass(frozen=True)
+class _Summarised:
+    """A simulation task (plain or with its ablated replay) that sends back only the
+    summaries, tagged with where they belong; a protocol's failure comes back as text,
+    so that one broken protocol does not end an analysis of thousands."""
+
+    run: int
+    protocol_id: int
+    task: SimTask | AblatedTask
+
+    def __call__(self) -> tuple[int, int, int, tuple[SimSummary, ...] | str]:
+        try:
+            out = self.task()
+        except ProtocolError as err:
+            return self.run, self.protocol_id, self.task.seed, str(err)
+        results = out if isinstance(out, tuple) else (out,)
+        n_agents = self.task.config.n_agents
+        return (
+            self.run,
+            self.protocol_id,
+            self.task.seed,
+            tuple(summarise(r, n_agents) for r in results),
+        )
+
+
+@dataclass
+class Plan:
+    """The simulations one analysis needs of one run: per protocol, the seeds wanted, what
+    the store holds already, and the seeds still to run."""
+
+    run: Run
+    seeds: dict[int, tuple[int, ...]]  # protocol id -> seeds wanted
+    ablated: bool  # each simulation with its ablated replay
+    key: str  # the run's settings hash
+    original: dict[int, dict[int, SimSummary]] = field(default_factory=dict)
+    replay: dict[int, dict[int, SimSummary]] = field(default_factory=dict)
+    missing: dict[int, list[int]] = field(default_factory=dict)
+    errors: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def n_missing(self) -> int:
+        return sum(len(s) for s in self.missing.values())
+
+    def complete(self, protocol_id: int) -> bool:
+        return protocol_id not in self.errors and not self.missing.get(protocol_id)
+
+
+def plan(run: Run, seeds: Mapping[int, Sequence[int]], *, ablated: bool) -> Plan:
+    """What ``seeds`` (per protocol id) need: the summaries stored, and what to run."""
+    with run.store() as store:
+        key = store.register(run.settings)
+        original = store.summaries(ORIGINAL, key, seeds)
+        replay = store.summaries(ABLATED, key, seeds) if ablated else {}
+    missing = {}
+    for pid, wanted in seeds.items():
+        have = set(original.get(pid, {}))
+        if ablated:
+            have &= set(replay.get(pid, {}))
+        todo = [s for s in wanted if s not in have]
+        if todo:
+            missing[pid] = todo
+    return Plan(
+        run, {p: tuple(s) for p, s in seeds.items()}, ablated, key, original, replay, missing
+    )
+
+
+def execute(
+    plans: Sequence[Plan],
+    executor: Executor,
+    on_simulation: Callable[[str], None] | None = None,
+) -> None:
+    """Run what ``plans`` miss, all in one batch, filling them in as results arrive; a
+    protocol's summaries are stored (one transaction) as soon as all its seeds are in.
+
+    ``on_simulation`` gets a label (the protocol's name) after each task.
+    """
+    for p in plans:
+        kinds = {kind for kind, _ in p.run.sim.agents}
+        if p.missing:
+            prepare_agents(p.run.domain.graph, p.run.domain.source, kinds, p.run.sim.params)
+    specs = [{q.id: q for q in p.run.protocols} for p in plans]
+    tasks: list[_Summarised] = []
+    for k, p in enumerate(plans):
+        make = AblatedTask if p.ablated else SimTask
+        for pid, seeds in p.missing.items():
+            spec = specs[k][pid].spec
+            tasks.extend(_Summarised(k, pid, make(p.run.domain, p.run.sim, spec, s)) for s in seeds)
+    if not tasks:
+        return
+    stores = [p.run.store() if p.missing else None for p in plans]
+    fresh: dict[tuple[int, int], list[tuple[int, tuple[SimSummary, ...]]]] = {}
+
+    def arrived(out: tuple[int, int, int, tuple[SimSummary, ...] | str]) -> None:
+        k, pid, seed, got = out
+        p = plans[k]
+        if isinstance(got, str):
+            p.errors.setdefault(pid, got)
+        else:
+            fresh.setdefault((k, pid), []).append((seed, got))
+        p.missing[pid].remove(seed)
+        if not p.missing[pid]:
+            del p.missing[pid]
+            _finish(p, pid, fresh.pop((k, pid), []), stores[k])
+        if on_simulation is not None:
+            on_simulation(specs[k][pid].name)
+
+    try:
+        executor.run(tasks, arrived)
+    finally:
+        for store in stores:
+            if store is not None:
+                store.close()
+
+
+def _finish(
+    p: Plan, pid: int, got: list[tuple[int, tuple[SimSummary, ...]]], store: AnalysisStore | None
+) -> None:
+    """A protocol's last simulation is in: keep its summaries, and store them unless one
+    of its simulations failed (a failure is reported, and retried by the next analysis)."""
+    rows: list[tuple[str, int, Any]] = []
+    for seed, summaries in got:
+        p.original.setdefault(pid, {})[seed] = summaries[0]
+        rows.append((ORIGINAL, seed, summaries[0].to_json()))
+        if p.ablated:
+            p.replay.setdefault(pid, {})[seed] = summaries[1]
+            rows.append((ABLATED, seed, summaries[1].to_json()))
+    if pid not in p.errors and store is not None:
+        store.put(pid, p.key, rows)
+
+
+PairCallback = Callable[[Protocol, int, SimResult, SimResult], None]
+# Called once a protocol's pairs are all in; may return its features per condition
+# ({"original": {...}, "ablated": {...}}), which are then stored with its summaries.
+FinishCallback = Callable[[Protocol], Mapping[str, Mapping[str, float]] | None]
+
+
+def logged_pairs(
+    runs: Sequence[Run],
+    on_pair: PairCallback,
+    executor: Executor,
+    *,
+    finish: FinishCallback | None = None,
+    n_sims: int | None = None,
+    on_simulation: Callable[[str], None] | None = None,
+) -> dict[tuple[str, int], str]:
+    """For every protocol of ``runs``: its original and ablated simulations on its
+    evaluation seeds (the first ``n_sims`` of them, if given), transmission logs recorded,
+    each pair handed to ``on_pair(protocol, seed, original, ablated)`` as it arrives.
+
+    This is the data path of ``tpdisc analyze features``: ``on_pair`` accumulates the
+    events of a protocol, ``finish`` turns them into feature values per condition, which
+    are stored (kind ``features/CONDITION``, seed :data:`ALL_SEEDS`) in the same
+    transaction as the protocol's summaries. With ``finish``, protocols whose features
+    are stored already are skipped, so an interrupted analysis resumes. Protocols run one
+    after another (each one's seeds in parallel), so that no more than one protocol's logs
+    are held at once. Returns the failures, by (run, protocol id).
+    """
+    errors: dict[tuple[str, int], str] = {}
+    for run in runs:
+        with run.store() as store:
+            key = store.register(run.settings)
+            done = (
+                set(store.get(FEATURES + ORIGINAL, key, [q.id for q in run.protocols]))
+                if finish is not None
+                else set()
+            )
+            for protocol in run.protocols:
+                if protocol.id in done:
+                    continue
+                seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
+                try:
+                    rows = _logged_protocol(run, protocol, seeds, on_pair, executor, on_simulation)
+                except ProtocolError as err:
+                    errors[(protocol.run, protocol.id)] = str(err)
+                    continue
+                features = finish(protocol) if finish is not None else None
+                for condition, values in (features or {}).items():
+                    rows.append((FEATURES + condition, ALL_SEEDS, dict(values)))
+                store.put(protocol.id, key, rows)
+    return errors
+
+
+def _logged_protocol(
+    run: Run,
+    protocol: Protocol,
+    seeds: Sequence[int],
+    on_pair: PairCallback,
+    executor: Executor,
+    on_simulation: Callable[[str], None] | None,
+) -> list[tuple[str, int, Any]]:
+    """One protocol's logged pairs through ``on_pair``; returns its summaries to store."""
+    rows: list[tuple[str, int, Any]] = []
+
+    def arrived(pair: tuple[SimResult, SimResult]) -> None:
+        original, ablated = pair
+        for kind, result in ((ORIGINAL, original), (ABLATED, ablated)):
+            rows.append((kind, result.seed, summarise(result, run.sim.n_agents).to_json()))
+        on_pair(protocol, original.seed, original, ablated)
+        if on_simulation is not None:
+            on_simulation(protocol.name)
+
+    evaluate_ablated(
+        run.domain,
+        run.sim,
+        protocol.spec,
+        seeds,
+        executor=executor,
+        on_result=arrived,
+        record_log=True,
+    )
+    return rows

@@ -1,0 +1,214 @@
+"""``tpdisc analyze``: studies of the protocols of one or more runs of ``tpdisc evolve``.
+
+Every command re-simulates what it needs through an executor, stores each protocol's
+results in the run's archive as soon as they are in (a rerun, or another analysis of the
+same simulations, runs nothing again; an interrupted one resumes), writes its numbers as
+JSON with ``--json OUT`` and its figure into ``--plot DIR``. ``--sims`` and ``--steps``
+shrink the simulations for a quick look (or a test); results under other steps are
+stored apart and do not compare with the archive's fitness.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from tpdisc.cli.options import EXECUTOR_OPTIONS, RecipesOpt
+from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.cli.settings import Options, with_options
+from tpdisc.sim.config import ExecutorConfig
+
+analyze_app = typer.Typer(
+    help="Analyse the protocols of search runs: state-awareness ablation, volume.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@dataclass(frozen=True)
+class AnalyzeSettings:
+    """The settings the analyses share with other commands: where simulations run."""
+
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+
+
+RunDirsArg = Annotated[
+    list[Path], typer.Argument(help="Run directories of tpdisc evolve.", show_default=False)
+]
+JsonOpt = Annotated[
+    Path | None,
+    typer.Option("--json", help="Write the results as JSON to this file.", show_default=False),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option("--plot", help="Save the figure (PNG) into this folder.", show_default=False),
+]
+StepsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--steps",
+        min=1,
+        help="Steps per simulation instead of the run's own (quick looks, tests; stored "
+        "apart, not comparable with the archive's fitness).",
+        show_default=False,
+    ),
+]
+BaselinesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-baselines", help="Count the five seeded baselines among the protocols."
+    ),
+]
+
+
+def _load_runs(
+    run_dirs: Sequence[Path], recipes: Path | None, steps: int | None, baselines: bool
+) -> list[Any]:
+    from tpdisc.analysis.simulate import load_run
+    from tpdisc.domain.data import default_graph
+
+    graph = default_graph(recipes)  # once: every run reads the same recipe file
+    return [load_run(d, graph=graph, n_steps=steps, include_baselines=baselines) for d in run_dirs]
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[tuple[Callable[[int], None], Callable[[str], None]]]:
+    """``(start, advance)``: the bar opens once the number of simulations to run is known
+    (what the store already holds is not run), and only if there is any."""
+    with ExitStack() as stack:
+        bar: list[Callable[[str], None]] = []
+
+        def start(total: int) -> None:
+            if total == 0:
+                err_console.print(f"{description}: every simulation is stored already")
+            else:
+                bar.append(stack.enter_context(progress_bar(total, description)))
+
+        def advance(label: str) -> None:
+            if bar:
+                bar[0](label)
+
+        yield start, advance
+
+
+def _write_json(path: Path | None, data: dict[str, Any]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        console.print(f"results written to {path}")
+
+
+def _number(value: float | None, spec: str = ".2f") -> str:
+    return "–" if value is None else format(value, spec)
+
+
+@analyze_app.command("ablation")
+@user_errors
+@with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
+def ablation_cmd(
+    run_dirs: RunDirsArg,
+    top: Annotated[int, typer.Option("--top", min=0, help="Best protocols per run.")] = 20,
+    bottom: Annotated[int, typer.Option("--bottom", min=0, help="Worst protocols per run.")] = 20,
+    sims: Annotated[
+        int,
+        typer.Option("--sims", min=1, max=15, help="Comparison seeds: the first SIMS of 15–29."),
+    ] = 15,
+    steps: StepsOpt = None,
+    include_baselines: BaselinesOpt = False,
+    recipes: RecipesOpt = None,
+    json_out: JsonOpt = None,
+    plot: PlotOpt = None,
+    *,
+    options: Options,
+) -> None:
+    """State-awareness ablation (SPEC §6): rank each run's protocols on seeds 0–14, run
+    the top and bottom ones as written and as schedule replays on seeds 15–29, and test
+    the paired difference (paired t-test over protocols)."""
+    from tpdisc.analysis.ablation import COMPARE_SEEDS, ablation_figure, ablation_study
+
+    runs = _load_runs(run_dirs, recipes, steps, include_baselines)
+    settings = options.config(AnalyzeSettings)
+    with settings.executor.open() as pool, _progress("ablation") as (start, advance):
+        result = ablation_study(
+            runs,
+            pool,
+            top=top,
+            bottom=bottom,
+            compare_seeds=COMPARE_SEEDS[:sims],
+            on_start=start,
+            on_simulation=advance,
+        )
+    for note in result.runs:
+        if note.note:
+            err_console.print(f"{note.run}: {note.note}", highlight=False)
+    for key, error in result.failed.items():
+        err_console.print(f"protocol {key} failed, left out: {error}", highlight=False)
+    table = Table(
+        title="State-awareness ablation (final coverage, mean ± sem over protocols)",
+        caption="delta = ablated − original; p: paired t-test over protocols",
+    )
+    for header in ("set", "n", "original", "ablated", "delta", "p"):
+        table.add_column(header, justify="left" if header == "set" else "right")
+    for name, s in result.to_json()["sets"].items():
+        table.add_row(
+            name,
+            str(s["n"]),
+            f"{_number(s['original_mean'])} ± {_number(s['original_sem'])}",
+            f"{_number(s['ablated_mean'])} ± {_number(s['ablated_sem'])}",
+            _number(s["delta"], "+.2f"),
+            _number(s["p"], ".3g"),
+        )
+    console.print(table)
+    _write_json(json_out, result.to_json())
+    if plot is not None:
+        console.print(f"figure saved to {ablation_figure(result, plot / 'ablation.png')}")
+
+
+@analyze_app.command("volume")
+@user_errors
+@with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
+def volume_cmd(
+    run_dirs: RunDirsArg,
+    sims: Annotated[
+        int | None,
+        typer.Option(
+            "--sims",
+            min=1,
+            help="Simulations per protocol: the first SIMS of its evaluation seeds "
+            "(default: all of them).",
+            show_default=False,
+        ),
+    ] = None,
+    steps: StepsOpt = None,
+    include_baselines: BaselinesOpt = False,
+    recipes: RecipesOpt = None,
+    json_out: JsonOpt = None,
+    plot: PlotOpt = None,
+    *,
+    options: Options,
+) -> None:
+    """Volume (SPEC §6): novel memories received per agent against fitness, Spearman ρ."""
+    from tpdisc.analysis.volume import volume_figure, volume_study
+
+    runs = _load_runs(run_dirs, recipes, steps, include_baselines)
+    settings = options.config(AnalyzeSettings)
+    with settings.executor.open() as pool, _progress("volume") as (start, advance):
+        result = volume_study(runs, pool, n_sims=sims, on_start=start, on_simulation=advance)
+    for key, error in result.failed.items():
+        err_console.print(f"protocol {key} failed, left out: {error}", highlight=False)
+    data = result.to_json()
+    console.print(
+        f"volume: n = {result.n} protocols, Spearman ρ(novel received per agent, fitness) = "
+        f"{_number(data['rho'], '+.3f')}, p = {_number(data['p'], '.3g')}",
+        highlight=False,
+    )
+    _write_json(json_out, data)
+    if plot is not None:
+        console.print(f"figure saved to {volume_figure(result, plot / 'volume.png')}")
