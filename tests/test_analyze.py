@@ -1,0 +1,253 @@
+"""``tpdisc analyze``: the ablation study's seed split, results stored and resumed, the
+features' data path, and the commands on a small run made here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import TOY
+from tpdisc.analysis.ablation import COMPARE_SEEDS, RANK_SEEDS, ablation_study, rank, select
+from tpdisc.analysis.simulate import load_run, logged_pairs
+from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore
+from tpdisc.analysis.volume import volume_study
+from tpdisc.cli import app
+from tpdisc.search.archive import Archive, Candidate
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.executors import SerialExecutor
+
+runner = CliRunner()
+
+CODE = """
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.n = n_agents
+
+    def share_memories(self, i_step, agent_states):
+        out = {}
+        for i in range(self.n):
+            j = (i + K) % self.n
+            m = len(agent_states[j]["memories"])
+            out[i] = [(j, k) for k in range(max(0, m - K), m)]
+        return out
+"""
+
+
+class CountingExecutor(SerialExecutor):
+    """Serial, counting the tasks it runs (and, with ``stop_after``, interrupted then)."""
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.tasks: list = []
+        self.stop_after = stop_after
+
+    def run(self, tasks, on_result=None):
+        def counted(result):
+            if on_result is not None:
+                on_result(result)
+            if self.stop_after is not None and len(self.tasks) >= self.stop_after:
+                raise KeyboardInterrupt
+
+        out = []
+        for task in tasks:
+            self.tasks.append(task)
+            result = task()
+            counted(result)
+            out.append(result)
+        return out
+
+
+def make_run(path: Path, n_protocols: int = 6) -> Path:
+    """A run directory by hand: protocols whose ranking on seeds 0–14 is the reverse of
+    their ranking on seeds 15–29 (which the archive also holds)."""
+    config = SearchConfig(
+        sims=30,
+        sim=SimConfig(n_agents=3, n_steps=6, agent_type="stochastic"),
+        sandboxed=False,
+    )
+    path.mkdir(parents=True)
+    config.save(path / CONFIG_FILE)
+    with Archive(path / Archive.FILE_NAME) as archive:
+        for k in range(n_protocols):
+            early, late = float(10 + k), float(100 - 10 * k)
+            values = [early] * 15 + [late] * 15
+            row = Candidate(
+                name=f"i{k + 1:04d}",
+                iteration=k + 1,
+                attempt=0,
+                mode="warm-up",
+                status="valid",
+                proposer="test",
+                code=CODE.replace("K", str(1 + k % 3)),
+                fitness_mean=sum(values) / 30,
+                fitness_values=values,
+                seeds=list(range(30)),
+            )
+            archive.finish_iteration(k + 1, "warm-up", [row])
+    return path
+
+
+@pytest.fixture
+def run(tmp_path, toy_graph):
+    return load_run(make_run(tmp_path / "run"), graph=toy_graph)
+
+
+def test_ranking_uses_seeds_0_to_14_and_comparison_15_to_29(run) -> None:
+    ranked = rank(run.protocols)
+    # On all 30 seeds the first protocol is best; on 0–14 the last one is.
+    assert [r.protocol.name for r in ranked] == [f"i{k:04d}" for k in (6, 5, 4, 3, 2, 1)]
+    assert all(r.n_seeds == 15 for r in ranked) and ranked[0].mean == 15.0
+    chosen = select(ranked, 2, 2)
+    assert [r.protocol.name for r in chosen["top"]] == ["i0006", "i0005"]
+    assert [r.protocol.name for r in chosen["bottom"]] == ["i0002", "i0001"]
+
+    pool = CountingExecutor()
+    result = ablation_study([run], pool, top=2, bottom=2, compare_seeds=COMPARE_SEEDS[:3])
+    assert {t.task.seed for t in pool.tasks} == {15, 16, 17}
+    assert not {t.task.seed for t in pool.tasks} & set(RANK_SEEDS)
+    assert len(pool.tasks) == 4 * 3
+    assert {r.name for r in result.rows if r.set == "top"} == {"i0006", "i0005"}
+    assert all(r.seeds == (15, 16, 17) and len(r.ablated) == 3 for r in result.rows)
+    data = result.to_json()
+    for name in ("top", "bottom"):
+        assert {"n", "original_mean", "ablated_mean", "delta", "p"} <= set(data["sets"][name])
+        assert data["sets"][name]["n"] == 2
+    assert result.runs[0].rank_seeds == RANK_SEEDS and result.runs[0].note == ""
+
+
+def test_small_runs_overlap_nothing_and_say_what_they_ranked_on(run) -> None:
+    ranked = rank(run.protocols)
+    chosen = select(ranked, 4, 4)
+    assert len(chosen["top"]) == 4 and len(chosen["bottom"]) == 2
+    ids = [r.protocol.id for group in chosen.values() for r in group]
+    assert len(ids) == len(set(ids))
+    assert all(r.n_seeds == 2 for r in rank(run.protocols, seeds=range(2)))
+
+
+def test_a_rerun_simulates_nothing_and_an_interrupted_one_resumes(run) -> None:
+    seeds = COMPARE_SEEDS[:3]
+    interrupted = CountingExecutor(stop_after=4)  # one protocol done, the second begun
+    with pytest.raises(KeyboardInterrupt):
+        ablation_study([run], interrupted, top=2, bottom=2, compare_seeds=seeds)
+    with AnalysisStore(run.archive_path) as store:
+        assert store.count(ORIGINAL) == 3 and store.count(ABLATED) == 3
+
+    resumed = CountingExecutor()
+    first = ablation_study([run], resumed, top=2, bottom=2, compare_seeds=seeds)
+    assert len(resumed.tasks) == 4 * 3 - 3
+
+    again = CountingExecutor()
+    second = ablation_study([run], again, top=2, bottom=2, compare_seeds=seeds)
+    assert again.tasks == [] and second.to_json() == first.to_json()
+
+    # Volume needs other seeds (the protocols' own, 0..), then reruns nothing either.
+    pool = CountingExecutor()
+    volume = volume_study([run], pool, n_sims=2)
+    assert len(pool.tasks) == 6 * 2 and volume.n == 6
+    assert all(p.sims == 2 and p.novel_per_agent <= p.received_per_agent for p in volume.points)
+    pool = CountingExecutor()
+    assert volume_study([run], pool, n_sims=2).to_json() == volume.to_json()
+    assert pool.tasks == []
+
+
+def test_other_steps_are_stored_apart(tmp_path, toy_graph) -> None:
+    path = make_run(tmp_path / "run", n_protocols=2)
+    volume_study([load_run(path, graph=toy_graph)], CountingExecutor(), n_sims=1)
+    pool = CountingExecutor()
+    volume_study([load_run(path, graph=toy_graph, n_steps=3)], pool, n_sims=1)
+    assert len(pool.tasks) == 2
+
+
+def test_logged_pairs_hand_over_logs_and_store_features(run) -> None:
+    seen = []
+
+    def on_pair(protocol, seed, original, ablated) -> None:
+        assert original.log is not None and ablated.log is not None
+        assert original.schedule == ablated.schedule
+        seen.append((protocol.id, seed))
+
+    def finish(protocol):
+        return {"original": {"n": float(protocol.id)}, "ablated": {"n": -1.0}}
+
+    errors = logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=2)
+    assert errors == {} and len(seen) == 6 * 2
+    assert {seed for _, seed in seen} == {0, 1}
+    with AnalysisStore(run.archive_path) as store:
+        key = store.register(run.settings)
+        stored = store.get(FEATURES + ORIGINAL, key, [p.id for p in run.protocols])
+        assert stored[run.protocols[0].id] == {ALL_SEEDS: {"n": float(run.protocols[0].id)}}
+        assert len(store.summaries(ABLATED, key, [run.protocols[0].id])[run.protocols[0].id]) == 2
+    seen.clear()
+    logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=2)
+    assert seen == []  # features stored: nothing to do
+
+
+TINY = ["--sims", "2", "--steps", "8", "--agents", "4", "--agent-type", "stochastic"]
+
+
+def test_commands_on_a_generation_only_run(tmp_path) -> None:
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    run_dir = tmp_path / "run"
+    made = runner.invoke(
+        app,
+        [
+            "evolve",
+            "--run-dir",
+            str(run_dir),
+            "--recipes",
+            str(recipes),
+            "--generation-only",
+            "--iterations",
+            "4",
+            *TINY,
+            "--executor",
+            "serial",
+        ],
+    )
+    assert made.exit_code == 0, made.output
+    common = ["--recipes", str(recipes), "--executor", "serial", "--plot", str(tmp_path / "fig")]
+
+    out = tmp_path / "ablation.json"
+    args = [
+        "analyze",
+        "ablation",
+        str(run_dir),
+        "--top",
+        "2",
+        "--bottom",
+        "2",
+        "--sims",
+        "2",
+        "--steps",
+        "5",
+        "--json",
+        str(out),
+        *common,
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    for name in ("top", "bottom"):
+        assert {"n", "original_mean", "ablated_mean", "delta", "p"} <= set(data["sets"][name])
+    assert data["sets"]["top"]["n"] == 2 and data["compare_seeds"] == [15, 16]
+    assert "2 of the ranking seeds" in result.stderr
+    assert (tmp_path / "fig" / "ablation.png").stat().st_size > 0
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and "stored already" in again.stderr
+
+    out = tmp_path / "volume.json"
+    result = runner.invoke(
+        app, ["analyze", "volume", str(run_dir), "--steps", "5", "--json", str(out), *common]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert {"n", "rho", "p", "points"} <= set(data) and data["n"] == 4
+    assert (tmp_path / "fig" / "volume.png").stat().st_size > 0
+
+    missing = runner.invoke(app, ["analyze", "volume", str(tmp_path / "nowhere"), *common])
+    assert missing.exit_code == 1 and "not a run directory" in missing.stderr
