@@ -48,14 +48,16 @@ def test_summaries_round_trip_by_kind_seed_and_settings(archive_path) -> None:
         assert store.settings(key) == settings and store.settings("nope") is None
         rows = [(ORIGINAL, s, summary(s).to_json()) for s in (15, 16)]
         rows.append((ABLATED, 15, summary(15, 5).to_json()))
-        rows.append((FEATURES + ORIGINAL, ALL_SEEDS, {"recency": 0.5, "rarity": None}))
+        features = {"seeds": [15, 16], "features": {"recency": 0.5, "rarity": None}}
+        rows.append((FEATURES + ORIGINAL, ALL_SEEDS, features))
         store.put(1, key, rows)
     with AnalysisStore(archive_path) as store:
         assert store.summaries(ORIGINAL, key, [1, 2]) == {1: {15: summary(15), 16: summary(16)}}
         assert store.summaries(ABLATED, key, [1]) == {1: {15: summary(15, 5)}}
-        assert store.get(FEATURES + ORIGINAL, key, [1]) == {
-            1: {ALL_SEEDS: {"recency": 0.5, "rarity": None}}
-        }
+        assert store.get(FEATURES + ORIGINAL, key, [1]) == {1: {ALL_SEEDS: features}}
+        assert store.features(key, [1, 2]) == {1: {"original": features["features"]}}
+        assert store.features(key, [1], seeds=[15, 16]) == store.features(key, [1])
+        assert store.features(key, [1], seeds=[15]) == {}
         assert store.get(ORIGINAL, settings_hash({"other": 1}), [1]) == {}
         assert store.count() == 4 and store.count(ORIGINAL) == 2
         # A value stored again replaces the old one.

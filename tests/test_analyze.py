@@ -178,12 +178,19 @@ def test_logged_pairs_hand_over_logs_and_store_features(run) -> None:
     assert {seed for _, seed in seen} == {0, 1}
     with AnalysisStore(run.archive_path) as store:
         key = store.register(run.settings)
-        stored = store.get(FEATURES + ORIGINAL, key, [p.id for p in run.protocols])
-        assert stored[run.protocols[0].id] == {ALL_SEEDS: {"n": float(run.protocols[0].id)}}
+        first = run.protocols[0].id
+        stored = store.features(key, [p.id for p in run.protocols], seeds=[0, 1])
+        assert len(stored) == 6
+        assert stored[first] == {"original": {"n": float(first)}, "ablated": {"n": -1.0}}
+        assert store.features(key, [first], seeds=[0, 1, 2]) == {}
+        raw = store.get(FEATURES + ORIGINAL, key, [first])[first][ALL_SEEDS]
+        assert raw == {"seeds": [0, 1], "features": {"n": float(first)}}
         assert len(store.summaries(ABLATED, key, [run.protocols[0].id])[run.protocols[0].id]) == 2
     seen.clear()
     logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=2)
     assert seen == []  # features stored: nothing to do
+    logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=3)
+    assert len(seen) == 6 * 3  # features over other seeds are not these
 
 
 TINY = ["--sims", "2", "--steps", "8", "--agents", "4", "--agent-type", "stochastic"]

@@ -290,25 +290,21 @@ def logged_pairs(
 
     This is the data path of ``tpdisc analyze features``: ``on_pair`` accumulates the
     events of a protocol, ``finish`` turns them into feature values per condition, which
-    are stored (kind ``features/CONDITION``, seed :data:`ALL_SEEDS`) in the same
-    transaction as the protocol's summaries. With ``finish``, protocols whose features
-    are stored already are skipped, so an interrupted analysis resumes. Protocols run one
-    after another (each one's seeds in parallel), so that no more than one protocol's logs
-    are held at once. Returns the failures, by (run, protocol id).
+    are stored (kind ``features/CONDITION``, seed :data:`ALL_SEEDS`, with the seeds they
+    pool) in the same transaction as the protocol's summaries. With ``finish``, protocols
+    whose features over the same seeds are stored already are skipped, so an interrupted
+    analysis resumes. Protocols run one after another (each one's seeds in parallel), so
+    that no more than one protocol's logs are held at once. Returns the failures, by (run,
+    protocol id).
     """
     errors: dict[tuple[str, int], str] = {}
     for run in runs:
         with run.store() as store:
             key = store.register(run.settings)
-            done = (
-                set(store.get(FEATURES + ORIGINAL, key, [q.id for q in run.protocols]))
-                if finish is not None
-                else set()
-            )
             for protocol in run.protocols:
-                if protocol.id in done:
-                    continue
                 seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
+                if finish is not None and store.features(key, [protocol.id], seeds):
+                    continue
                 try:
                     rows = _logged_protocol(run, protocol, seeds, on_pair, executor, on_simulation)
                 except ProtocolError as err:
@@ -316,7 +312,8 @@ def logged_pairs(
                     continue
                 features = finish(protocol) if finish is not None else None
                 for condition, values in (features or {}).items():
-                    rows.append((FEATURES + condition, ALL_SEEDS, dict(values)))
+                    value = {"seeds": list(seeds), "features": dict(values)}
+                    rows.append((FEATURES + condition, ALL_SEEDS, value))
                 store.put(protocol.id, key, rows)
     return errors
 

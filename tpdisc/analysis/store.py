@@ -12,7 +12,9 @@ outcome (the simulation config and the recipe file's sha256); the table
 
 - ``original`` / ``ablated``: one simulation's summary (:class:`SimSummary`), per seed;
 - ``features/original`` / ``features/ablated``: a protocol's behavioural features under
-  one condition, pooled over its seeds (``seed`` = :data:`ALL_SEEDS`), a dict of numbers;
+  one condition, pooled over its seeds (``seed`` = :data:`ALL_SEEDS`), stored as
+  ``{"seeds": [...], "features": {name: number or None}}`` so that features pooled over
+  other seeds are never taken for these (see :meth:`AnalysisStore.features`);
 - anything else a later analysis needs, under its own kind.
 
 The table lives in the archive file, but the search never reads it: the archive's own
@@ -25,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -182,6 +184,28 @@ class AnalysisStore:
             pid: {seed: SimSummary.from_json(v) for seed, v in values.items()}
             for pid, values in self.get(kind, settings, protocol_ids).items()
         }
+
+    def features(
+        self, settings: str, protocol_ids: Iterable[int], seeds: Sequence[int] | None = None
+    ) -> dict[int, dict[str, dict[str, Any]]]:
+        """Per protocol, its stored features by condition (``original``, ``ablated``, …),
+        only those pooled over exactly ``seeds`` when given."""
+        wanted = sorted(set(protocol_ids))
+        out: dict[int, dict[str, dict[str, Any]]] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self.db.execute(
+                "SELECT protocol_id, kind, value FROM analysis WHERE kind LIKE ? AND seed=?"
+                f" AND settings=? AND protocol_id IN ({marks})",
+                [FEATURES + "%", ALL_SEEDS, settings, *chunk],
+            )
+            for protocol_id, kind, value in rows:
+                data = json.loads(value)
+                if seeds is None or list(data["seeds"]) == list(seeds):
+                    condition = kind[len(FEATURES) :]
+                    out.setdefault(int(protocol_id), {})[condition] = dict(data["features"])
+        return out
 
     def count(self, kind: str | None = None) -> int:
         sql, params = "SELECT COUNT(*) FROM analysis", []
