@@ -117,6 +117,35 @@ def test_ranking_uses_seeds_0_to_14_and_comparison_15_to_29(run) -> None:
         assert {"n", "original_mean", "ablated_mean", "delta", "p"} <= set(data["sets"][name])
         assert data["sets"][name]["n"] == 2
     assert result.runs[0].rank_seeds == RANK_SEEDS and result.runs[0].note == ""
+    assert data["per_run"][str(run.path)]["top"] == data["sets"]["top"]
+
+
+def test_a_failing_protocol_is_reported_and_left_out(tmp_path, toy_graph) -> None:
+    path = make_run(tmp_path / "run", n_protocols=3)
+    with Archive(path / Archive.FILE_NAME) as archive:
+        broken = "class TransmissionProtocol:\n    def __init__(self, n_agents, n_steps):\n"
+        broken += "        pass\n    def share_memories(self, i_step, agent_states):\n"
+        broken += "        return {99: []}\n"
+        row = Candidate(
+            name="bad",
+            iteration=9,
+            attempt=0,
+            mode="warm-up",
+            status="valid",
+            proposer="test",
+            code=broken,
+            fitness_mean=1.0,
+            fitness_values=[1.0],
+            seeds=[0],
+        )
+        archive.finish_iteration(9, "warm-up", [row])
+    run = load_run(path, graph=toy_graph)
+    result = volume_study([run], CountingExecutor(), n_sims=1)
+    assert result.n == 3 and list(result.failed) == [f"{path}:{row.id}"]
+    assert "99" in result.failed[f"{path}:{row.id}"]
+    pool = CountingExecutor()
+    volume_study([run], pool, n_sims=1)
+    assert len(pool.tasks) == 1  # failures are not stored: retried
 
 
 def test_small_runs_overlap_nothing_and_say_what_they_ranked_on(run) -> None:

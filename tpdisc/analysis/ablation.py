@@ -175,6 +175,15 @@ class AblationResult:
             "rank_seeds": list(RANK_SEEDS),
             "compare_seeds": list(self.compare_seeds),
             "runs": [asdict(n) for n in self.runs],
+            "per_run": {
+                note.run: {
+                    name: set_result(
+                        [r for r in self.rows if r.run == note.run and r.set == name]
+                    ).to_json()
+                    for name in SETS
+                }
+                for note in self.runs
+            },
             "protocols": [r.to_json() for r in self.rows],
             "failed": self.failed,
         }
