@@ -40,7 +40,10 @@ class AnalyzeSettings:
 
 
 RunDirsArg = Annotated[
-    list[Path], typer.Argument(help="Run directories of tpdisc evolve.", show_default=False)
+    list[Path],
+    typer.Argument(
+        help="Run directories of tpdisc evolve.", metavar="RUN_DIR...", show_default=False
+    ),
 ]
 JsonOpt = Annotated[
     Path | None,
