@@ -41,9 +41,7 @@ class AnalyzeSettings:
 
 RunDirsArg = Annotated[
     list[Path],
-    typer.Argument(
-        help="Run directories of tpdisc evolve.", metavar="RUN_DIR...", show_default=False
-    ),
+    typer.Argument(help="Run directories of tpdisc evolve.", metavar="RUN_DIR", show_default=False),
 ]
 JsonOpt = Annotated[
     Path | None,
