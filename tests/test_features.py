@@ -5,6 +5,7 @@ graph."""
 from __future__ import annotations
 
 import pickle
+from itertools import combinations
 
 import pytest
 
@@ -12,11 +13,14 @@ from tpdisc.analysis.features import (
     FEATURE_NAMES,
     FEATURES,
     GROUPS,
+    Events,
     acquisition_steps,
     events_of,
+    exclusive_groups,
     extract,
     extract_result,
     feature_values,
+    personalization_groups,
     pool,
 )
 from tpdisc.domain.recipes import RecipeGraph
@@ -261,3 +265,39 @@ def test_real_games_on_the_toy_graph(toy_graph: RecipeGraph) -> None:
     for name in ("slope_recency", "slope_has_0", "slope_has_1", "slope_has_2"):
         assert -1.0 <= value[name] <= 1.0, name
     assert sum(value[f"has_{k}_fraction"] for k in (0, 1, 2)) == pytest.approx(1.0)
+
+
+def slow_groups(events: Events) -> tuple[list[float], list[float]]:
+    """Personalisation and exclusive routing the plain way, with sets."""
+    sent: dict[tuple[int, int], dict[int, set[tuple[int, int, int]]]] = {}
+    got: dict[tuple[int, tuple[int, int, int]], set[int]] = {}
+    ev = events
+    for i in range(len(ev)):
+        t, teacher, learner = int(ev.step[i]), int(ev.teacher[i]), int(ev.learner[i])
+        a, b, r = int(ev.e1[i]), int(ev.e2[i]), int(ev.result[i])
+        recipe = (min(a, b), max(a, b), r)
+        sent.setdefault((t, teacher), {}).setdefault(learner, set()).add(recipe)
+        got.setdefault((t, recipe), set()).add(learner)
+    personal = [
+        sum(1 - len(x & y) / len(x | y) for x, y in combinations(sets.values(), 2))
+        / (len(sets) * (len(sets) - 1) / 2)
+        for sets in sent.values()
+        if len(sets) >= 2
+    ]
+    return personal, [1 / len(learners) for learners in got.values()]
+
+
+@pytest.mark.parametrize("baseline", ["stochastic", "graph", "dynamic"])
+def test_grouped_features_match_the_plain_computation(
+    toy_graph: RecipeGraph, baseline: str
+) -> None:
+    domain = make_domain(toy_graph)
+    config = SimConfig(n_agents=6, n_steps=20, agent_type="stochastic")
+    result = run_simulation(domain, config, BaselineProtocol(baseline), 1, record_log=True)
+    assert result.log is not None and result.history is not None
+    ev = events_of(result.log, result.history)
+    personal, exclusive = slow_groups(ev)
+    assert personal and exclusive  # teachers with several learners at once, in each
+    n_elements = result.history.n_elements
+    assert sorted(personalization_groups(ev, n_elements, 6)) == pytest.approx(sorted(personal))
+    assert sorted(exclusive_groups(ev, n_elements, 6)) == pytest.approx(sorted(exclusive))

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 
@@ -265,37 +264,61 @@ def events_of(
     )
 
 
-def _recipe_keys(events: Events, n_elements: int) -> np.ndarray:
-    """One integer per unordered recipe ``({a, b}, r)``."""
+def _recipe_ids(events: Events, n_elements: int) -> tuple[np.ndarray, int]:
+    """One small integer per unordered recipe ``({a, b}, r)`` of ``events``, and how many."""
     lo, hi = np.minimum(events.e1, events.e2), np.maximum(events.e1, events.e2)
-    return (lo * n_elements + hi) * (n_elements + 1) + events.result + 1
+    keys = (lo * n_elements + hi) * (n_elements + 1) + events.result + 1
+    distinct, ids = np.unique(keys, return_inverse=True)
+    return ids.reshape(-1), int(distinct.size)
 
 
-def personalization_groups(events: Events, n_elements: int) -> np.ndarray:
+def personalization_groups(events: Events, n_elements: int, n_agents: int) -> np.ndarray:
     """Per (teacher, step) with at least two learners, the mean pairwise Jaccard distance
-    between the sets of recipes the teacher sent each learner."""
-    sent: dict[tuple[int, int], dict[int, set[int]]] = {}
-    keys = _recipe_keys(events, n_elements).tolist()
-    for t, teacher, learner, key in zip(
-        events.step.tolist(), events.teacher.tolist(), events.learner.tolist(), keys, strict=True
-    ):
-        sent.setdefault((t, teacher), {}).setdefault(learner, set()).add(key)
-    values = [
-        sum(1.0 - len(a & b) / len(a | b) for a, b in combinations(sets.values(), 2))
-        / (len(sets) * (len(sets) - 1) / 2)
-        for sets in sent.values()
-        if len(sets) >= 2
-    ]
-    return np.asarray(values, dtype=float)
+    between the sets of recipes the teacher sent each learner.
+
+    Vectorised, as a strong router sends hundreds of thousands of memories per protocol:
+    rows are coded as integers, each (sender, learner, recipe) kept once; the pairs of
+    learners that share a recipe are found in the rows sorted by (sender, recipe,
+    learner); a pair sharing nothing is at distance 1 and needs no row."""
+    if not len(events):
+        return np.zeros(0)
+    n = max(n_agents, 1)
+    recipe, k = _recipe_ids(events, n_elements)
+    sender = events.step * n + events.teacher  # one id per (step, teacher)
+    rows = np.unique((sender * n + events.learner) * k + recipe)
+    sender_learner, recipe = rows // k, rows % k
+    # |S| per (sender, learner), and the learners of each sender
+    owners, sizes = np.unique(sender_learner, return_counts=True)
+    senders, learners = np.unique(owners // n, return_counts=True)
+    shared_by = np.sort(((sender_learner // n) * k + recipe) * n + sender_learner % n)
+    run = shared_by // n  # (sender, recipe): rows of one run name one recipe of one sender
+    pairs = []
+    for d in range(1, n):
+        same = run[d:] == run[:-d]
+        if not same.any():
+            break  # no run is longer than d
+        a, b = shared_by[:-d][same], shared_by[d:][same]
+        pairs.append((run[:-d][same] // k * n + a % n) * n + b % n)
+    total = np.zeros(senders.size)
+    if pairs:
+        pair, inter = np.unique(np.concatenate(pairs), return_counts=True)
+        first, second = pair // n, (pair // (n * n)) * n + pair % n  # (sender, learner) ids
+        union = sizes[np.searchsorted(owners, first)] + sizes[np.searchsorted(owners, second)]
+        at = np.searchsorted(senders, pair // (n * n))
+        np.add.at(total, at, inter / (union - inter))  # similarity of the pairs that share
+    several = learners >= 2
+    n_pairs = learners[several] * (learners[several] - 1) / 2
+    return 1.0 - total[several] / n_pairs
 
 
-def exclusive_groups(events: Events, n_elements: int) -> np.ndarray:
+def exclusive_groups(events: Events, n_elements: int, n_agents: int) -> np.ndarray:
     """Per (recipe, step), 1 / the number of distinct learners that received it."""
     if not len(events):
         return np.zeros(0)
-    rows = np.stack([events.step, _recipe_keys(events, n_elements), events.learner], axis=1)
-    distinct = np.unique(rows, axis=0)  # one row per (step, recipe, learner)
-    _, learners = np.unique(distinct[:, :2], axis=0, return_counts=True)
+    n = max(n_agents, 1)
+    recipe, k = _recipe_ids(events, n_elements)
+    distinct = np.unique((events.step * k + recipe) * n + events.learner)
+    _, learners = np.unique(distinct // n, return_counts=True)
     return 1.0 / learners
 
 
@@ -334,8 +357,8 @@ def extract(log: TransmissionLog, history: AttemptHistory) -> SimulationFeatures
     late = np.flatnonzero(window_of(np.arange(n_steps), n_steps) == 2)
     return SimulationFeatures(
         events=events,
-        personalization=personalization_groups(events, history.n_elements),
-        exclusive=exclusive_groups(events, history.n_elements),
+        personalization=personalization_groups(events, history.n_elements, history.n_agents),
+        exclusive=exclusive_groups(events, history.n_elements, history.n_agents),
         synergy_early=synergy_at(acquired, early_end),
         synergy_late=synergy_at(acquired, int(late.max()) if late.size else -1),
         burst=burst_ratios(events, history, acquired),
