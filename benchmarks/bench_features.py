@@ -54,8 +54,9 @@ def main() -> None:
         f"{SIMS} simulations × {AGENTS} stochastic agents × {STEPS} steps per protocol, full "
         f"game, `record_log=True`, one process; {load()}.",
         "",
-        "| protocol | events (delivered memories) | simulations | feature extraction | "
-        "per simulation | of which pooling |",
+        "| protocol | events (delivered memories) | simulating (not counted) | "
+        "feature extraction | "
+        "per simulation | pooling alone |",
         "|---|---|---|---|---|---|",
     ]
     for baseline in BASELINES:
