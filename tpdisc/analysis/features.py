@@ -15,6 +15,12 @@ record_log=True)``). Choices this module makes where §6 leaves room:
   attempt, one attempt per step, received memories never join the learner's own).
 - Ownership at step ``t`` includes what the step's own attempts just produced. A learner
   "owns k ingredients" counting slots: a self-pair ``(a, a)`` counts 2 when ``a`` is owned.
+  Rarity divides by all ``N`` agents, the teacher (who owns what it made) included, so it
+  is at most ``1 - 1/N``. Actionable has-k is a fraction of *all* events, failures
+  included, as the has-k fractions are. The teacher's success rate is over its memories
+  0..t, the attempt it made at step ``t`` included (its memory list at transmission).
+- Only delivered memories count everywhere, personalisation's recipe sets included
+  (what each learner got from the teacher, not what the protocol asked to send).
 - A *recipe* (personalisation, exclusive routing) is the unordered pair and its recorded
   result: ``(a, b, r)`` and ``(b, a, r)`` are the same recipe.
 - *Windows*: step ``t`` of ``T`` is in third ``3t // T`` (0 early, 1 mid, 2 late; 50/50/50
