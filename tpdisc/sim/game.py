@@ -34,7 +34,7 @@ from tpdisc.protocols.interface import AgentStates, ProtocolSpec
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.log import ParquetLogWriter, TransmissionLog
+from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
 
 
@@ -52,6 +52,9 @@ class SimResult:
     agent_stats: dict[str, float] = field(default_factory=dict)
     # per agent type: inventory size, success rate, remakes… (see tpdisc.sim.mechanism)
     mechanism: Mechanism = field(default_factory=dict)
+    # with record_log: every agent's own attempts, so that the states behind each logged
+    # memory can be rebuilt (behavioural features); None in ordinary runs
+    history: AttemptHistory | None = None
 
     @property
     def final(self) -> int:
@@ -95,6 +98,8 @@ class Game:
         self.agents = build_agents(domain, config)
         starts = [domain.start_inventory(i) for i in range(config.n_agents)]
         self.n_start = [len(s) for s in starts]
+        self.starts = tuple(tuple(int(e) for e in s) for s in starts)
+        self.record_history = record_log
         self.states = [AgentState.start(self.graph.n_elements, s) for s in starts]
         self.inventory_names: list[list[str]] = [[self.names[e] for e in s] for s in starts]
         self.memory_names: list[list[tuple[str, str, str | None]]] = [[] for _ in starts]
@@ -219,6 +224,15 @@ class Game:
                 self.agents[learner].observe_received(memories)
         self.social = new_social
 
+    def history(self) -> AttemptHistory | None:
+        """The attempts of the whole game (tuples of the memory lists the game already
+        holds: nothing is copied per step), when the log is recorded."""
+        if not self.record_history:
+            return None
+        return AttemptHistory(
+            self.graph.n_elements, self.starts, tuple(tuple(s.memories) for s in self.states)
+        )
+
     def mechanism(self) -> Mechanism:
         return summarise(
             self.kinds,
@@ -243,8 +257,9 @@ def run_simulation(
 ) -> SimResult:
     """Play one game of ``config.n_steps`` steps under ``protocol``; reproducible from seed.
 
-    ``record_log`` keeps the transmission log in ``SimResult.log``; ``log_path`` streams it
-    to that Parquet file instead (with element names), holding none of it in memory.
+    ``record_log`` keeps the transmission log in ``SimResult.log`` and every agent's attempts
+    in ``SimResult.history``; ``log_path`` streams the log to that Parquet file instead (with
+    element names), holding none of it in memory.
     """
     game = Game(domain, config, seed, record_log)
     writer = None
@@ -305,6 +320,7 @@ def _play(
         novel_received=game.novel_received,
         agent_stats=stats,
         mechanism=game.mechanism(),
+        history=game.history(),
     )
 
 

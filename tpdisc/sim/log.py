@@ -3,6 +3,8 @@
 :class:`TransmissionLog` holds a whole game's log in memory, for callers that want it;
 :class:`ParquetLogWriter` streams it to a file as the game goes, so that a protocol routing
 many memories costs the host disk, not memory (``tpdisc evaluate --log-dir``).
+:class:`AttemptHistory` goes with an in-memory log: every agent's own attempts, from which
+the states behind each logged memory can be rebuilt (see :mod:`tpdisc.analysis.features`).
 """
 
 from __future__ import annotations
@@ -82,6 +84,32 @@ class TransmissionLog:
         import pyarrow.parquet as pq
 
         pq.write_table(self.to_table(names), str(path))
+
+
+@dataclass(frozen=True)
+class AttemptHistory:
+    """Every agent's start elements and own attempts, kept beside a transmission log.
+
+    ``memories[i][s]`` is agent ``i``'s attempt at step ``s`` (0-based), ``(e1, e2,
+    result)`` with ``result`` -1 on failure. The game makes one memory per attempt and one
+    attempt per step, and a received memory never joins the learner's own; so the
+    ``memory_index`` of a logged memory is also the step its teacher made it. An element
+    enters an inventory only by its owner's own success, so the start elements and these
+    attempts give any agent's inventory after any step: the game copies nothing while it
+    plays and only keeps, at the end, the lists it already holds.
+    """
+
+    n_elements: int
+    starts: tuple[tuple[int, ...], ...]
+    memories: tuple[tuple[tuple[int, int, int], ...], ...]
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.starts)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.memories[0]) if self.memories else 0
 
 
 def log_file(prefix: Path, seed: int, ablated: bool = False) -> Path:
