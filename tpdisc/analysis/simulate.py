@@ -272,7 +272,7 @@ def _finish(
 PairCallback = Callable[[Protocol, int, SimResult, SimResult], None]
 # Called once a protocol's pairs are all in; may return its features per condition
 # ({"original": {...}, "ablated": {...}}), which are then stored with its summaries.
-FinishCallback = Callable[[Protocol], Mapping[str, Mapping[str, float]] | None]
+FinishCallback = Callable[[Protocol], Mapping[str, Mapping[str, float | None]] | None]
 
 
 def logged_pairs(

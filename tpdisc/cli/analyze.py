@@ -213,3 +213,68 @@ def volume_cmd(
     _write_json(json_out, data)
     if plot is not None:
         console.print(f"figure saved to {volume_figure(result, plot / 'volume.png')}")
+
+
+@analyze_app.command("features")
+@user_errors
+@with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
+def features_cmd(
+    run_dirs: RunDirsArg,
+    sims: Annotated[
+        int | None,
+        typer.Option(
+            "--sims",
+            min=1,
+            help="Simulations per protocol and condition: the first SIMS of its evaluation "
+            "seeds (default: all of them).",
+            show_default=False,
+        ),
+    ] = None,
+    steps: StepsOpt = None,
+    include_baselines: BaselinesOpt = False,
+    recipes: RecipesOpt = None,
+    json_out: JsonOpt = None,
+    plot: PlotOpt = None,
+    *,
+    options: Options,
+) -> None:
+    """Behavioural features (SPEC §6): the 23 features of every valid protocol, original and
+    schedule replay; Spearman ρ of their difference with fitness, BH q, Cohen's d."""
+    from tpdisc.analysis.feature_study import feature_figure, feature_study, missing_features
+
+    runs = _load_runs(run_dirs, recipes, steps, include_baselines)
+    settings = options.config(AnalyzeSettings)
+    with settings.executor.open() as pool, _progress("features") as (start, advance):
+        start(sum(len(seeds) for seeds in missing_features(runs, sims).values()))
+        study = feature_study(runs, pool, n_sims=sims, on_simulation=advance)
+    for key, error in study.failed.items():
+        err_console.print(f"protocol {key} failed, left out: {error}", highlight=False)
+    table = Table(title=f"Behavioural features, {study.n_protocols} protocols")
+    for column in (
+        "feature",
+        "group",
+        "n",
+        "ρ(orig − abl, fitness)",
+        "q",
+        "d",
+        "ρ orig",
+        "ρ abl",
+        "reference ρ",
+    ):
+        table.add_column(column, justify="left" if column in ("feature", "group") else "right")
+    for row in study.rows:
+        table.add_row(
+            row.name,
+            row.group,
+            str(row.n),
+            f"{_number(row.rho, '+.2f')}{row.stars}",
+            _number(row.q, ".3g"),
+            _number(row.cohens_d),
+            _number(row.rho_original, "+.2f"),
+            _number(row.rho_ablated, "+.2f"),
+            _number(row.reference_rho, "+.2f"),
+        )
+    console.print(table)
+    _write_json(json_out, study.to_json())
+    if plot is not None:
+        console.print(f"figure saved to {feature_figure(study, plot / 'features.png')}")

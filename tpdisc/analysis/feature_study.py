@@ -1,0 +1,249 @@
+"""Behavioural features against fitness (SPEC §6): which ways of routing make a protocol good.
+
+For every valid protocol of the runs, its original simulations and their schedule replays
+(same seeds, random content) are run with transmission logs; the 23 features of
+:mod:`tpdisc.analysis.features` are computed in each condition and stored with the run.
+Per feature, over the protocols where it is defined in both conditions: Spearman's ρ
+between (original − ablated) and fitness, its p-value, Benjamini–Hochberg q across
+features (statsmodels), stars (** q < 0.01, *** q < 0.001), Cohen's d between the original
+and the ablated values (pooled standard deviation), and ρ(feature, fitness) in each
+condition. Fitness is the archive's: mean final coverage over the protocol's evaluation
+seeds, the seeds the features pool over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_result, pool
+from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
+from tpdisc.sim.executor_base import Executor
+from tpdisc.sim.game import SimResult
+
+# The reference's ρ of (original − ablated) with fitness over ≈1,000 generated protocols
+# (SPEC §6), for the side-by-side column of docs/analysis.md.
+REFERENCE_RHO: dict[str, float] = {
+    "recency_bias": 0.64,
+    "cond_recency_has_2": 0.63,
+    "cond_recency_has_1": 0.58,
+    "targeted_failure_rate": -0.54,
+    "actionable_has_0": 0.49,
+    "cond_recency_has_0": 0.48,
+    "slope_recency": 0.45,
+    "slope_has_1": 0.44,
+    "has_2_fraction": -0.43,
+    "has_1_fraction": 0.42,
+    "actionable_has_1": 0.41,
+    "has_0_fraction": 0.40,
+    "slope_has_2": -0.39,
+    "rarity_bias": 0.29,
+    "personalization": -0.28,
+    "exclusive_routing": -0.26,
+    "slope_has_0": 0.22,
+    "item_novelty": 0.22,
+    "actionable_has_2": 0.17,
+    "knowledge_synergy_late": 0.12,
+    "knowledge_synergy_early": -0.10,
+    "discovery_burst_rate": 0.09,
+    "success_bias": 0.00,
+}
+CONDITIONS = ("original", "ablated")
+
+
+@dataclass(frozen=True)
+class FeatureRow:
+    name: str
+    group: str
+    n: int  # protocols where the feature is defined in both conditions
+    rho: float | None  # Spearman ρ(original − ablated, fitness)
+    p: float | None
+    q: float | None  # Benjamini–Hochberg across the features with a p-value
+    cohens_d: float | None  # original vs ablated values, pooled standard deviation
+    rho_original: float | None
+    rho_ablated: float | None
+    reference_rho: float | None
+
+    @property
+    def stars(self) -> str:
+        if self.q is None:
+            return ""
+        return "***" if self.q < 0.001 else "**" if self.q < 0.01 else ""
+
+
+@dataclass(frozen=True)
+class FeatureStudy:
+    n_protocols: int
+    rows: tuple[FeatureRow, ...]
+    failed: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_protocols": self.n_protocols,
+            "features": [{**vars(row), "stars": row.stars} for row in self.rows],
+            "failed": self.failed,
+        }
+
+
+def cohens_d(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """(mean a − mean b) / pooled standard deviation; None when undefined."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size < 2 or y.size < 2:
+        return None
+    pooled = ((x.size - 1) * x.var(ddof=1) + (y.size - 1) * y.var(ddof=1)) / (x.size + y.size - 2)
+    if pooled <= 0:
+        return None
+    return float((x.mean() - y.mean()) / np.sqrt(pooled))
+
+
+def _spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float | None, float | None]:
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None, None
+    rho, p = stats.spearmanr(x, y)
+    return float(rho), float(p)
+
+
+def feature_table(
+    values: Mapping[tuple[str, int], Mapping[str, Mapping[str, float | None]]],
+    fitness: Mapping[tuple[str, int], float],
+) -> tuple[FeatureRow, ...]:
+    """The statistics of every feature from per-protocol values by condition."""
+    rows = []
+    for feature in FEATURES:
+        pairs, original, ablated = [], [], []
+        for key, by_condition in values.items():
+            o = by_condition.get("original", {}).get(feature.name)
+            a = by_condition.get("ablated", {}).get(feature.name)
+            if o is not None:
+                original.append((o, fitness[key]))
+            if a is not None:
+                ablated.append((a, fitness[key]))
+            if o is not None and a is not None:
+                pairs.append((o - a, fitness[key]))
+        rho, p = _spearman([d for d, _ in pairs], [f for _, f in pairs])
+        rho_o, _ = _spearman([v for v, _ in original], [f for _, f in original])
+        rho_a, _ = _spearman([v for v, _ in ablated], [f for _, f in ablated])
+        d = cohens_d([v for v, _ in original], [v for v, _ in ablated])
+        rows.append(
+            FeatureRow(
+                feature.name,
+                feature.group,
+                len(pairs),
+                rho,
+                p,
+                None,
+                d,
+                rho_o,
+                rho_a,
+                REFERENCE_RHO.get(feature.name),
+            )
+        )
+    tested = [i for i, row in enumerate(rows) if row.p is not None]
+    if tested:
+        _, q, _, _ = multipletests([rows[i].p for i in tested], method="fdr_bh")
+        for i, value in zip(tested, q, strict=True):
+            row = rows[i]
+            rows[i] = FeatureRow(**{**vars(row), "q": float(value)})
+    return tuple(sorted(rows, key=lambda r: -abs(r.rho) if r.rho is not None else 1.0))
+
+
+def feature_study(
+    runs: Sequence[Run],
+    executor: Executor,
+    *,
+    n_sims: int | None = None,
+    on_simulation: Callable[[str], None] | None = None,
+) -> FeatureStudy:
+    """Simulate what the runs' stores miss, then the statistics over all their protocols."""
+    pending: dict[tuple[str, int], dict[str, list[SimulationFeatures]]] = {}
+
+    def on_pair(protocol: Protocol, seed: int, original: SimResult, ablated: SimResult) -> None:
+        held = pending.setdefault((protocol.run, protocol.id), {c: [] for c in CONDITIONS})
+        held["original"].append(extract_result(original))
+        held["ablated"].append(extract_result(ablated))
+
+    def finish(protocol: Protocol) -> Mapping[str, Mapping[str, float | None]]:
+        held = pending.pop((protocol.run, protocol.id), {})
+        return {condition: pool(held.get(condition, [])) for condition in CONDITIONS}
+
+    errors = logged_pairs(
+        runs, on_pair, executor, finish=finish, n_sims=n_sims, on_simulation=on_simulation
+    )
+    values: dict[tuple[str, int], dict[str, dict[str, float | None]]] = {}
+    fitness: dict[tuple[str, int], float] = {}
+    for run in runs:
+        with run.store() as store:
+            key = store.register(run.settings)
+            for protocol in run.protocols:
+                seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
+                stored = store.features(key, [protocol.id], seeds).get(protocol.id)
+                if stored is not None:
+                    values[(protocol.run, protocol.id)] = stored
+                    fitness[(protocol.run, protocol.id)] = protocol.fitness
+    failed = {f"{run} #{pid}": error for (run, pid), error in errors.items()}
+    return FeatureStudy(len(values), feature_table(values, fitness), failed)
+
+
+def missing_features(
+    runs: Sequence[Run], n_sims: int | None = None
+) -> dict[tuple[str, int], list[int]]:
+    """The seeds of every protocol whose features are not stored yet (what a study runs:
+    one original and one replayed simulation per seed)."""
+    missing: dict[tuple[str, int], list[int]] = {}
+    for run in runs:
+        with run.store() as store:
+            key = store.register(run.settings)
+            for protocol in run.protocols:
+                seeds = list(protocol.seeds[:n_sims] if n_sims else protocol.seeds)
+                if not store.features(key, [protocol.id], seeds):
+                    missing[(protocol.run, protocol.id)] = seeds
+    return missing
+
+
+def feature_figure(study: FeatureStudy, path: Path) -> Path:
+    """ρ(original − ablated, fitness) per feature, sorted by |ρ|, with stars and the
+    reference's ρ beside."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in study.rows if r.rho is not None]
+    fig, ax = plt.subplots(figsize=(8, 0.32 * max(len(rows), 4) + 1.4), layout="constrained")
+    ys = np.arange(len(rows))[::-1]
+    rhos = [r.rho or 0.0 for r in rows]
+    ax.barh(ys, rhos, color=["C0" if rho > 0 else "C3" for rho in rhos])
+    reference = [
+        (y, r.reference_rho) for y, r in zip(ys, rows, strict=True) if r.reference_rho is not None
+    ]
+    if reference:
+        ax.scatter(
+            [v for _, v in reference],
+            [y for y, _ in reference],
+            marker="|",
+            s=120,
+            color="black",
+            label="reference ρ (SPEC §6)",
+            zorder=3,
+        )
+        ax.legend(loc="lower right", fontsize=8)
+    for y, row in zip(ys, rows, strict=True):
+        ax.text(row.rho or 0.0, y, f" {row.stars}", va="center", fontsize=8)
+    ax.set_yticks(ys, [f"{r.name} (n={r.n})" for r in rows], fontsize=8)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlim(-1, 1)
+    ax.set_xlabel("Spearman ρ of (original − ablated) with fitness")
+    ax.set_title(
+        f"Behavioural features, {study.n_protocols} protocols (** q < 0.01, *** q < 0.001, BH)",
+        fontsize=10,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
