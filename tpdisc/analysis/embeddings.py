@@ -347,17 +347,33 @@ def embedding_map_figure(study: EmbeddingStudy, path: str | Path) -> Path:
             xy[top, 0], xy[top, 1], s=220, marker="*", color=colours(r % colours.N),
             edgecolors="black", linewidths=0.8, zorder=3,
         )  # fmt: skip
-    handles = [
-        Line2D([], [], ls="", marker="o", color=colours(r % colours.N), label=label)
-        for r, label in enumerate(labels)
-    ]
-    handles += [
+    # Two legends, so that a run named like a kind is never taken for one.
+    runs_legend = ax.legend(
+        handles=[
+            Line2D([], [], ls="", marker="o", color=colours(r % colours.N), label=label)
+            for r, label in enumerate(labels)
+        ],
+        title="run",
+        fontsize=8,
+        title_fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+    )
+    ax.add_artist(runs_legend)
+    kinds = [
         Line2D([], [], ls="", marker=KIND_MARKERS[k], color="grey", label=k) for k in study.kinds
     ]
-    handles.append(
+    kinds.append(
         Line2D([], [], ls="", marker="*", ms=12, color="white", mec="black", label="best of run")
     )
-    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(
+        handles=kinds,
+        title="kind",
+        fontsize=8,
+        title_fontsize=8,
+        loc="lower left",
+        bbox_to_anchor=(1.01, 0.0),
+    )
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_xlabel("t-SNE 1")
