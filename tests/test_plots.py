@@ -69,3 +69,71 @@ def test_pairwise_figure(tmp_path: Path, figures: list[plt.Figure]) -> None:
     assert len(texts) == 2  # off-diagonal cells only
     assert any(t.endswith("***") and t.startswith("+") for t in texts)
     assert any(t.startswith("-") and not t.endswith("*") for t in texts)
+
+
+LONG = ["ingredient_productivity", "ingredient_productivity (ablated)", "recency_router (ablated)"]
+
+
+def inside_canvas(fig: plt.Figure) -> None:
+    """Every title and tick label is drawn within the saved canvas (nothing is cut)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    # The figure was closed after saving: draw it again, as saved, on a canvas of its own.
+    fig.set_dpi(130)
+    canvas_agg = FigureCanvasAgg(fig)
+    canvas_agg.draw()
+    renderer = canvas_agg.get_renderer()
+    canvas = fig.bbox
+    texts = [ax.title for ax in fig.axes] + [
+        label for ax in fig.axes for label in ax.get_xticklabels() + ax.get_yticklabels()
+    ]
+    for text in texts:
+        if not text.get_text():
+            continue
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= -1 and box.y0 >= -1, text.get_text()
+        assert box.x1 <= canvas.x1 + 1 and box.y1 <= canvas.y1 + 1, text.get_text()
+    whole = fig.get_tightbbox(renderer)
+    assert whole.x0 >= -0.05 and whole.y0 >= -0.05
+    assert whole.x1 <= fig.get_figwidth() + 0.05 and whole.y1 <= fig.get_figheight() + 0.05
+
+
+def test_pairwise_figure_with_long_names_fits(tmp_path: Path, figures: list[plt.Figure]) -> None:
+    evs = [evaluation(name, 3 + 3 * k, seeds=8) for k, name in enumerate(LONG)]
+    comparison = pairwise([e.protocol for e in evs], [e.final for e in evs])
+    path = plots.pairwise_figure(comparison, tmp_path / "pairwise.png")
+    assert_png(path)
+    (fig,) = figures
+    inside_canvas(fig)
+    height, width, _ = matplotlib.image.imread(path).shape
+    assert abs(width - fig.get_figwidth() * 130) <= 1
+    assert abs(height - fig.get_figheight() * 130) <= 1
+    ax, bar = fig.axes
+    assert bar.get_ylabel()  # the colour bar says what it shows
+    # the matrix keeps readable cells: at least half an inch each
+    cell = ax.get_window_extent().width / len(LONG) / 130
+    assert cell >= 0.5
+    # labels are wrapped, never cut: every word of every name is there
+    shown = [t.get_text().replace("\n", "").replace(" ", "") for t in ax.get_yticklabels()]
+    assert shown == [name.replace(" ", "") for name in LONG]
+
+
+def test_coverage_figure_with_long_names_fits(tmp_path: Path, figures: list[plt.Figure]) -> None:
+    evs = [evaluation(name, 3 + 3 * k) for k, name in enumerate(LONG)]
+    title = "10 agents (empowerment×10), 150 steps, 30 sims, variant full; " * 2
+    plots.coverage_figure(evs, tmp_path / "coverage.png", title)
+    (fig,) = figures
+    inside_canvas(fig)
+    legend = fig.axes[0].get_legend()
+    assert "mean ± sem" in legend.get_title().get_text()
+    assert "sem" in fig.axes[0].get_ylabel()
+    box = legend.get_window_extent(fig.canvas.get_renderer())  # type: ignore[attr-defined]
+    assert box.x1 <= fig.bbox.x1 + 1
+
+
+def test_short_label_wraps_on_word_breaks() -> None:
+    assert plots.short_label("asocial") == "asocial"
+    assert plots.short_label("ingredient_productivity (ablated)", 22) == (
+        "ingredient_\nproductivity (ablated)"
+    )
+    assert plots.short_label("x" * 100, 10, max_lines=2) == "x" * 10 + "\n" + "x" * 9 + "…"

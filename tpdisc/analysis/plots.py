@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,29 +15,88 @@ import numpy as np
 from tpdisc.analysis.stats import PairwiseComparison, stars
 from tpdisc.sim.evaluate import Evaluation
 
+# Rough width of one character of an 8-point label, in inches: enough to size a figure to
+# its labels before drawing, while constrained layout does the exact fitting.
+CHAR_INCHES = 0.068
+
+
+def short_label(name: str, width: int = 20, max_lines: int = 3) -> str:
+    """``name`` wrapped into lines of at most ``width`` characters, broken after spaces,
+    underscores and hyphens where it can (protocol names are snake_case), cut with "…"
+    beyond ``max_lines``: long names stay readable instead of squeezing the plot."""
+    if len(name) <= width:
+        return name
+    pieces = [p for p in re.split(r"(?<=[ _\-])", name) if p]
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        while len(piece) > width:  # one piece longer than a line: hard break
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if len(line) + len(piece.rstrip()) > width and line:
+            lines.append(line)
+            line = ""
+        line += piece
+    if line:
+        lines.append(line)
+    lines = [ln.rstrip() for ln in lines]
+    if len(lines) > max_lines:
+        lines = [*lines[: max_lines - 1], lines[max_lines - 1][: width - 1] + "…"]
+    return "\n".join(lines)
+
+
+def label_extent(labels: Sequence[str]) -> tuple[int, int]:
+    """The longest line and the most lines among ``labels``."""
+    split = [label.split("\n") for label in labels] or [[""]]
+    return max(len(line) for lines in split for line in lines), max(len(s) for s in split)
+
 
 def coverage_figure(evaluations: Sequence[Evaluation], path: str | Path, title: str = "") -> Path:
     """Coverage over steps, mean ± sem across simulations, one line per protocol."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for ev in sorted(evaluations, key=lambda e: -e.mean):
+    ranked = sorted(evaluations, key=lambda e: -e.mean)
+    labels = [f"{short_label(ev.protocol, 28)} ({ev.mean:.1f} ± {ev.sem:.1f})" for ev in ranked]
+    longest, _ = label_extent(labels)
+    # The legend sits beside the axes, so that it never hides a curve: the figure widens.
+    fig, ax = plt.subplots(figsize=(5.5 + CHAR_INCHES * longest, 4.5), layout="constrained")
+    for ev, label in zip(ranked, labels, strict=True):
         mean, err = np.asarray(ev.curve_mean()), np.asarray(ev.curve_sem())
         steps = np.arange(mean.size)
-        label = f"{ev.protocol} ({ev.mean:.1f} ± {ev.sem:.1f})"
         (line,) = ax.plot(steps, mean, label=label, lw=1.6)
         ax.fill_between(steps, mean - err, mean + err, color=line.get_color(), alpha=0.2, lw=0)
     ax.set_xlabel("step")
-    ax.set_ylabel("coverage (distinct elements, base included)")
-    ax.set_title(title or "Collective coverage (mean ± sem)")
+    ax.set_ylabel("coverage (distinct elements, base included)\nline: mean, band: ± sem")
+    ax.set_title(title or "Collective coverage (mean ± sem)", fontsize=10, wrap=True)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
+    ax.legend(
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        title="final coverage: mean ± sem",
+        title_fontsize=8,
+    )
     return _save(fig, path)
+
+
+PAIRWISE_TITLE = (
+    "row − column final coverage\none-sided Welch, BH-adjusted\n* .05  ** .01  *** .001"
+)
 
 
 def pairwise_figure(comparison: PairwiseComparison, path: str | Path) -> Path:
     """Matrix of mean differences (row minus column) with stars where row beats column."""
     n = len(comparison.names)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.8 * n, 1.0 + 0.7 * n))
+    labels = [short_label(name, 22) for name in comparison.names]
+    longest, lines = label_extent(labels)
+    cell = 0.75
+    label_inches = CHAR_INCHES * longest + 0.15 * lines
+    # Sized so that the cells keep their size whatever the names: labels get their own
+    # margin (x labels are turned 45°), the colour bar its own, the title its own lines.
+    width = max(3.8, label_inches + n * cell + 1.6)
+    height = 1.2 + n * cell + 0.75 * label_inches + 0.15 * lines
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     diff = np.nan_to_num(comparison.difference)
     limit = max(1e-9, float(np.abs(diff).max()))
     image = ax.imshow(diff, cmap="RdBu", vmin=-limit, vmax=limit)
@@ -47,14 +107,16 @@ def pairwise_figure(comparison: PairwiseComparison, path: str | Path) -> Path:
             text = f"{comparison.difference[i, j]:+.1f}\n{stars(comparison.p_adjusted[i, j])}"
             colour = "white" if abs(diff[i, j]) > 0.6 * limit else "black"
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour)
-    ax.set_xticks(range(n), comparison.names, rotation=45, ha="right")
-    ax.set_yticks(range(n), comparison.names)
-    ax.set_title(
-        "row − column final coverage\n(one-sided Welch, BH-adjusted: * .05 ** .01 *** .001)",
-        fontsize=9,
-    )
-    fig.colorbar(image, ax=ax, shrink=0.8)
-    fig.tight_layout()
+    ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(n), labels, fontsize=8)
+    ax.set_title(PAIRWISE_TITLE, fontsize=9)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    bar.set_label("mean final coverage, row − column", fontsize=8)
+    return _save(fig, path)
+
+
+def save_figure(fig: plt.Figure, path: str | Path) -> Path:
+    """Save ``fig`` as PNG at ``path`` (folders made) and close it."""
     return _save(fig, path)
 
 

