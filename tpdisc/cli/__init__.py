@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from tpdisc.cli.analyze import analyze_app
+from tpdisc.cli.analyze_models import register as register_analysis_models
 from tpdisc.cli.data import data_app
 from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
 from tpdisc.cli.prior import prior_app
@@ -28,4 +29,5 @@ app.command("evolve")(evolve_cmd)
 app.command("archive")(archive_cmd)
 app.add_typer(prior_app, name="prior")
 app.add_typer(data_app, name="data")
+register_analysis_models(analyze_app)
 app.add_typer(analyze_app, name="analyze")

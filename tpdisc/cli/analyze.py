@@ -26,7 +26,8 @@ from tpdisc.cli.settings import Options, with_options
 from tpdisc.sim.config import ExecutorConfig
 
 analyze_app = typer.Typer(
-    help="Analyse the protocols of search runs: state-awareness ablation, volume.",
+    help="Analyse the protocols of search runs: state-awareness ablation, behavioural "
+    "features, volume, generalization, code embeddings.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
