@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Plan, Protocol, Run, execute, plan
 from tpdisc.sim.executor_base import Executor
 
@@ -295,8 +296,4 @@ def ablation_figure(result: AblationResult, path: str | Path) -> Path:
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -23,6 +23,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_result, pool
+from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
 from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult
@@ -243,7 +244,4 @@ def feature_figure(study: FeatureStudy, path: Path) -> Path:
         f"Behavioural features, {study.n_protocols} protocols (** q < 0.01, *** q < 0.001, BH)",
         fontsize=10,
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

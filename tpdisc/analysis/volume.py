@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Run, execute, plan
 from tpdisc.sim.executor_base import Executor
 
@@ -140,8 +141,4 @@ def volume_figure(result: VolumeResult, path: str | Path) -> Path:
     if len(runs) > 1:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -62,6 +62,16 @@ StepsOpt = Annotated[
         show_default=False,
     ),
 ]
+SimsPerProtocolOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--sims",
+        min=1,
+        help="Simulations per protocol (and condition): the first SIMS of its evaluation "
+        "seeds (default: all of them).",
+        show_default=False,
+    ),
+]
 BaselinesOpt = Annotated[
     bool,
     typer.Option(
@@ -178,16 +188,7 @@ def ablation_cmd(
 @with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
 def volume_cmd(
     run_dirs: RunDirsArg,
-    sims: Annotated[
-        int | None,
-        typer.Option(
-            "--sims",
-            min=1,
-            help="Simulations per protocol: the first SIMS of its evaluation seeds "
-            "(default: all of them).",
-            show_default=False,
-        ),
-    ] = None,
+    sims: SimsPerProtocolOpt = None,
     steps: StepsOpt = None,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
@@ -221,16 +222,7 @@ def volume_cmd(
 @with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
 def features_cmd(
     run_dirs: RunDirsArg,
-    sims: Annotated[
-        int | None,
-        typer.Option(
-            "--sims",
-            min=1,
-            help="Simulations per protocol and condition: the first SIMS of its evaluation "
-            "seeds (default: all of them).",
-            show_default=False,
-        ),
-    ] = None,
+    sims: SimsPerProtocolOpt = None,
     steps: StepsOpt = None,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
