@@ -234,8 +234,9 @@ def feature_figure(study: FeatureStudy, path: Path) -> Path:
             zorder=3,
         )
         ax.legend(loc="lower right", fontsize=8)
-    for y, row in zip(ys, rows, strict=True):
-        ax.text(row.rho or 0.0, y, f" {row.stars}", va="center", fontsize=8)
+    for y, rho, row in zip(ys, rhos, rows, strict=True):  # stars outside the bar's end
+        text, side = (f" {row.stars}", "left") if rho >= 0 else (f"{row.stars} ", "right")
+        ax.text(rho, y, text, va="center", ha=side, fontsize=8)
     ax.set_yticks(ys, [f"{r.name} (n={r.n})" for r in rows], fontsize=8)
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlim(-1, 1)
