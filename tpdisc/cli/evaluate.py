@@ -167,7 +167,8 @@ def keep_earlier_results(out: Path) -> None:
     when = datetime.fromtimestamp(earlier[0].stat().st_mtime).strftime("%Y-%m-%d %H:%M")
     for path in earlier:
         path.replace(kept / path.name)
-    err_console.print(f"the earlier results in {out} (of {when}) are now in {kept}")
+    message = f"the earlier results in {out} (of {when}) are now in {kept}"
+    err_console.print(message, soft_wrap=True, highlight=False)  # paths never broken
 
 
 def evaluation_config(protocols: list[str] | None, options: Options) -> EvaluationConfig:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,8 +17,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tpdisc.errors import TpdiscError
 
-console = Console()
-err_console = Console(stderr=True)
+# Without a terminal (a log file, CI) rich assumes 80 columns and cuts the analysis tables'
+# columns to "…"; logs are read in editors, so give them room (COLUMNS still wins).
+LOG_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
+console = Console(width=LOG_WIDTH)
+err_console = Console(stderr=True, width=LOG_WIDTH)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
