@@ -3,8 +3,8 @@ a circle.
 
 Layers, bottom first: the shared errors, ``domain``, ``llm`` (the client, the local
 server), ``agents`` and ``protocols`` (side by side, neither importing the other's in a
-circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``cli``. A module belongs to the
-layer of its top-level subpackage.
+circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``, ``cli``. A module
+belongs to the layer of its top-level subpackage.
 
 Every import statement counts: at module level, inside functions (a lazy import is still
 a dependency, only hidden) and under ``TYPE_CHECKING`` (not exempt: an annotation's import
@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim",),
     ("search",),
     ("analysis",),
+    ("report",),
     ("cli",),
     ("",),  # tpdisc/__init__.py: the public API, names imported from every layer on use
 )

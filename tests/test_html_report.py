@@ -1,0 +1,149 @@
+"""``tpdisc report``: a static HTML browser of a search run, checked link by link."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import TOY
+from tpdisc.cli import app
+from tpdisc.search.archive import Archive, Candidate
+
+runner = CliRunner()
+TINY = ["--sims", "2", "--steps", "8", "--agents", "4", "--agent-type", "stochastic"]
+EVIL = '<script>alert("x")</script> & <b>bold</b>'
+
+
+class Page(HTMLParser):
+    """The links, the classes and the text of one page."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.classes: set[str] = set()
+        self.text: list[str] = []
+        self.scripts = 0
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        self.links += [v for k, v in attrs if k in ("href", "src") and v]
+        self.classes.update((values.get("class") or "").split())
+        self.scripts += tag == "script"
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small offline search, plus a hostile protocol two generations below a seed."""
+    tmp = tmp_path_factory.mktemp("html")
+    recipes = tmp / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    run = tmp / "run"
+    args = ["evolve", "--run-dir", str(run), "--recipes", str(recipes), "--iterations", "4"]
+    result = runner.invoke(app, [*args, *TINY, "--executor", "serial"])
+    assert result.exit_code == 0, result.output
+    with Archive(run / Archive.FILE_NAME) as archive:
+        child = next(c for c in archive.candidates() if c.parent_id is not None)
+        assert child.id is not None
+        archive.add_seed(
+            Candidate(
+                name=EVIL,
+                iteration=4,
+                attempt=1,
+                mode="repair",
+                status="invalid",
+                proposer="offline",
+                code=(child.code or "") + "\n# </pre><script>alert(1)</script>\n",
+                error=f"SyntaxError: {EVIL}",
+                description=EVIL,
+                parent_id=child.id,
+                lineage=[child.id, *child.lineage],
+            )
+        )
+    return run
+
+
+@pytest.fixture(scope="module")
+def report(run_dir: Path) -> Path:
+    result = runner.invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    assert "index.html" in result.output
+    return run_dir / "report"
+
+
+def test_every_internal_link_resolves(report: Path) -> None:
+    pages = [report / "index.html", *sorted((report / "protocols").glob("*.html"))]
+    assert len(pages) > 2
+    for page in pages:
+        for link in Page(page).links:
+            assert not re.match(r"[a-z]+:", link), f"{page}: external link {link}"
+            assert (page.parent / link.split("#")[0]).is_file(), f"{page}: broken link {link}"
+
+
+def test_every_protocol_has_a_page_linked_from_the_index(run_dir: Path, report: Path) -> None:
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        ids = [c.id for c in archive.summaries()]
+    index = Page(report / "index.html")
+    assert "best_fitness.png" in index.links and (report / "best_fitness.png").stat().st_size
+    assert index.scripts == 1 and "protocols" in index.classes  # the sortable table
+    for protocol_id in ids:
+        assert (report / "protocols" / f"{protocol_id}.html").is_file()
+        assert f"protocols/{protocol_id}.html" in index.links
+
+
+def test_lineage_links_up_the_parent_chain_and_diff(run_dir: Path, report: Path) -> None:
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        last = archive.candidates()[-1]
+    assert last.id is not None and len(last.lineage) == 2
+    page = Page(report / "protocols" / f"{last.id}.html")
+    for ancestor in last.lineage:
+        assert f"{ancestor}.html" in page.links
+    assert "../index.html" in page.links
+    text = "".join(page.text)
+    assert "Changes from the parent" in text and f"parent {last.parent_id}" in text
+    assert "gi" in page.classes  # pygments' class for an inserted diff line
+
+
+def test_code_is_highlighted(report: Path) -> None:
+    page = Page(report / "protocols" / "1.html")
+    assert {"hl", "k", "nc"} <= page.classes  # pygments: keywords, class names
+    assert "class" in "".join(page.text) and "TransmissionProtocol" in "".join(page.text)
+    assert ".hl .k" in (report / "protocols" / "1.html").read_text()  # its CSS is inline
+
+
+def test_archive_text_is_escaped(run_dir: Path, report: Path) -> None:
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        hostile = archive.candidates()[-1].id
+    for path in (report / "index.html", report / "protocols" / f"{hostile}.html"):
+        raw = path.read_text()
+        assert "<script>alert" not in raw and "<b>bold" not in raw
+        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in raw
+        page = Page(path)
+        assert EVIL in "".join(page.text)  # shown as text, exactly as stored
+    assert Page(report / "protocols" / f"{hostile}.html").scripts == 0
+    assert "error" in Page(report / "protocols" / f"{hostile}.html").classes
+
+
+def test_out_option_and_a_directory_that_is_no_run(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "elsewhere"
+    result = runner.invoke(app, ["report", str(run_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "index.html").is_file() and (out / "protocols" / "1.html").is_file()
+
+    missing = runner.invoke(app, ["report", str(tmp_path)])
+    assert missing.exit_code == 1
+    assert "not a search run directory" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1 and "Traceback" not in missing.output
+
+
+def test_help_names_the_option() -> None:
+    result = runner.invoke(app, ["report", "--help"])
+    assert result.exit_code == 0 and "--out" in result.output and "RUN_DIR/report" in result.output
