@@ -94,6 +94,10 @@ def test_every_protocol_has_a_page_linked_from_the_index(run_dir: Path, report: 
     index = Page(report / "index.html")
     assert "best_fitness.png" in index.links and (report / "best_fitness.png").stat().st_size
     assert index.scripts == 1 and "protocols" in index.classes  # the sortable table
+    # The sort keys are numbers JavaScript's parseFloat reads (not Python's "inf" or "nan").
+    keys = re.findall(r'data-sort="([^"]*)"', (report / "index.html").read_text())
+    assert keys and all(re.fullmatch(r"-?(\d+(\.\d+)?(e-?\d+)?|Infinity)", k) for k in keys)
+    assert "-Infinity" in keys  # the hostile protocol has no fitness
     for protocol_id in ids:
         assert (report / "protocols" / f"{protocol_id}.html").is_file()
         assert f"protocols/{protocol_id}.html" in index.links

@@ -171,8 +171,9 @@ def _index(archive: Archive, run_dir: Path, rows: list[CandidateSummary]) -> str
 
 
 def _row(c: CandidateSummary) -> str:
-    # Unscored rows sort below every scored one.
-    score = c.fitness_mean if c.fitness_mean is not None else -math.inf
+    # Unscored rows sort below every scored one; JavaScript's parseFloat reads "-Infinity",
+    # not Python's "-inf".
+    score = c.fitness_mean if c.fitness_mean is not None else "-Infinity"
     parent = (
         f'<a href="{PROTOCOLS}/{c.parent_id}.html">{c.parent_id}</a>'
         if c.parent_id is not None
