@@ -24,6 +24,7 @@ from tpdisc.cli.options import EXECUTOR_OPTIONS, RecipesOpt
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, with_options
 from tpdisc.sim.config import ExecutorConfig
+from tpdisc.sim.executor_base import Executor
 
 analyze_app = typer.Typer(
     help="Analyse the protocols of search runs: state-awareness ablation, behavioural "
@@ -110,6 +111,16 @@ def _progress(description: str) -> Iterator[tuple[Callable[[int], None], Callabl
         yield start, advance
 
 
+@contextmanager
+def _simulating(
+    options: Options, description: str
+) -> Iterator[tuple[Executor, Callable[[int], None], Callable[[str], None]]]:
+    """The executor of ``options`` and a progress bar: ``(pool, start, advance)``."""
+    settings = options.config(AnalyzeSettings)
+    with settings.executor.open() as pool, _progress(description) as (start, advance):
+        yield pool, start, advance
+
+
 def _write_json(path: Path | None, data: dict[str, Any]) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,8 +157,7 @@ def ablation_cmd(
     from tpdisc.analysis.ablation import COMPARE_SEEDS, ablation_figure, ablation_study
 
     runs = _load_runs(run_dirs, recipes, steps, include_baselines)
-    settings = options.config(AnalyzeSettings)
-    with settings.executor.open() as pool, _progress("ablation") as (start, advance):
+    with _simulating(options, "ablation") as (pool, start, advance):
         result = ablation_study(
             runs,
             pool,
@@ -201,8 +211,7 @@ def volume_cmd(
     from tpdisc.analysis.volume import volume_figure, volume_study
 
     runs = _load_runs(run_dirs, recipes, steps, include_baselines)
-    settings = options.config(AnalyzeSettings)
-    with settings.executor.open() as pool, _progress("volume") as (start, advance):
+    with _simulating(options, "volume") as (pool, start, advance):
         result = volume_study(runs, pool, n_sims=sims, on_start=start, on_simulation=advance)
     for key, error in result.failed.items():
         err_console.print(f"protocol {key} failed, left out: {error}", highlight=False)
@@ -236,8 +245,7 @@ def features_cmd(
     from tpdisc.analysis.feature_study import feature_figure, feature_study, missing_features
 
     runs = _load_runs(run_dirs, recipes, steps, include_baselines)
-    settings = options.config(AnalyzeSettings)
-    with settings.executor.open() as pool, _progress("features") as (start, advance):
+    with _simulating(options, "features") as (pool, start, advance):
         start(sum(len(seeds) for seeds in missing_features(runs, sims).values()))
         study = feature_study(runs, pool, n_sims=sims, on_simulation=advance)
     for key, error in study.failed.items():

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -208,6 +208,19 @@ _VALID = "status='valid' AND fitness_mean IS NOT NULL"
 _ORDERS = {"id": "id", "fitness": "fitness_mean DESC, id"}
 
 
+@contextmanager
+def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """All of the body's writes, or none: one ``BEGIN IMMEDIATE`` … ``COMMIT`` on ``db``
+    (opened with ``isolation_level=None``)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 @dataclass(frozen=True)
 class ArchiveStats:
     """What the prompts quote about the archive."""
@@ -272,15 +285,8 @@ class Archive:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self.db)
 
     # --- writing -------------------------------------------------------------------------
 
