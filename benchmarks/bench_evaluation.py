@@ -38,14 +38,15 @@ def row(agent: str, engine: str, timing: Timing, loads: list[float], note: str =
     )
 
 
-def cli_command(agent: str) -> list[str]:
+def cli_command(agent: str, recipes: str | None) -> list[str]:
     exe = shutil.which("tpdisc")
     base = [exe] if exe else [sys.executable, "-m", "tpdisc.cli"]
-    return [*base, "evaluate", "paired", "--agent-type", agent, "--sims", str(SIMS)]
+    command = [*base, "evaluate", "paired", "--agent-type", agent, "--sims", str(SIMS)]
+    return [*command, "--recipes", recipes] if recipes else command
 
 
 def measure(
-    agent: str, domain: Domain, rounds: int, with_ray: bool
+    agent: str, domain: Domain, rounds: int, with_ray: bool, recipes: str | None = None
 ) -> tuple[dict[str, Timing], dict[str, list[float]], dict[str, str]]:
     """Wall times of every executor for one agent type, in interleaved rounds."""
     cores = usable_cores()
@@ -62,7 +63,7 @@ def measure(
         with ProcessExecutor() as pool:
             run(pool)
 
-    command = cli_command(agent)
+    command = cli_command(agent, recipes)
 
     def cli() -> None:
         subprocess.run(command, check=True, capture_output=True, env=os.environ.copy())
@@ -130,7 +131,7 @@ def main() -> None:
         "|---|---|---|---|---|---|",
     ]
     for agent in agent_types():
-        timings, loads, notes = measure(agent, domain, args.rounds, not args.no_ray)
+        timings, loads, notes = measure(agent, domain, args.rounds, not args.no_ray, args.recipes)
         pooled = min(timings[f"processes ×{usable_cores()}, running pool"].wall)
         for name, timing in timings.items():
             note = notes.get(name, "")

@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import benchlib
+
 # Python-level restrictions are bypassable: the classic walk to ``sys`` (tests/sandbox).
 REACH_SYS = """
 def _reach_sys():
@@ -156,8 +158,7 @@ def run_case(source: str, steps: int, recipes: str | None) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recipes", default=None)
+    parser = benchlib.parser(__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--case", choices=list(CASES), action="append")
     parser.add_argument("--child", choices=list(CASES), help=argparse.SUPPRESS)
@@ -166,6 +167,14 @@ def main() -> None:
         source, steps = CASES[args.child]
         print(json.dumps(run_case(source, steps or args.steps, args.recipes)))
         return
+    rows = [
+        "Host = the simulation process (workers excluded), one sandboxed simulation of 10 "
+        f"agents with `--log-dir`, serial, default limits, {args.steps} steps unless the case "
+        f"says otherwise; {benchlib.load()}. `python benchmarks/bench_hostile_host.py`.",
+        "",
+        "| case | host CPU | wall | host peak RSS | outcome |",
+        "|---|---|---|---|---|",
+    ]
     for name in args.case or CASES:
         # A fresh interpreter per case: ru_maxrss is a high-water mark of the whole process.
         command = [sys.executable, __file__, "--child", name, "--steps", str(args.steps)]
@@ -182,6 +191,13 @@ def main() -> None:
             f"peak RSS {figures['host_peak_rss_mb']:6} MB  log {figures['log_bytes']:>11,} B  "
             f"{figures['outcome']}"
         )
+        # "SandboxError: /tmp/…/hostile.py: reason": the reason, without the temporary path.
+        outcome = figures["outcome"].split(": ", 2)[-1][:90]
+        rows.append(
+            f"| {name} | {figures['host_cpu_s']:.2f} s | {figures['wall_s']:.2f} s | "
+            f"{figures['host_peak_rss_mb']} MB | {outcome} |"
+        )
+    benchlib.report("bench_hostile_host", "Host cost of hostile protocols", rows, args.record)
 
 
 if __name__ == "__main__":
