@@ -3,7 +3,7 @@ a circle.
 
 Layers, bottom first: the shared errors, ``domain``, ``llm`` (the client, the local
 server), ``agents`` and ``protocols`` (side by side, neither importing the other's in a
-circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``, ``cli``. A module
+circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``, ``study``, ``cli``. A module
 belongs to the layer of its top-level subpackage.
 
 Every import statement counts: at module level, inside functions (a lazy import is still
@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("search",),
     ("analysis",),
     ("report",),
+    ("study",),
     ("cli",),
     ("",),  # tpdisc/__init__.py: the public API, names imported from every layer on use
 )

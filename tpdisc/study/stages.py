@@ -1,0 +1,271 @@
+"""The stages of a study that simulate: baselines, the searches, each run's best protocol
+over the long horizon, and the generalization suite.
+
+Each stage function takes the :class:`StudyContext`, runs what the study lacks (a search
+resumes from its archive, cells from ``study.sqlite``), draws its figures, and returns
+its numbers as plain data, which the runner writes as ``results/STAGE.json`` last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from tpdisc.analysis.embeddings import best_of, run_protocols
+from tpdisc.analysis.generalize import (
+    Generalization,
+    SettingResult,
+    generalization_figure,
+    resolve_baselines,
+    runnable,
+    select_settings,
+)
+from tpdisc.analysis.plots import coverage_figure, pairwise_figure
+from tpdisc.analysis.stats import pairwise
+from tpdisc.domain.variants import make_domain
+from tpdisc.errors import ConfigError
+from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
+from tpdisc.sandbox import load_protocols
+from tpdisc.search.archive import Archive
+from tpdisc.search.loop import open_run_dir
+from tpdisc.search.plots import best_fitness_curve
+from tpdisc.search.run import evolve
+from tpdisc.sim.config import EvaluationConfig
+from tpdisc.sim.evaluate import Evaluation, sem
+from tpdisc.sim.run import prepare_evaluation
+from tpdisc.study.context import StudyContext
+from tpdisc.study.store import Cell, Stored
+
+
+def _summaries_json(name: str, kind: str, got: Mapping[int, Stored], horizon: int) -> dict:
+    """One protocol's simulations over the long horizon, as the report and exports read
+    them: finals at the search's horizon and at the long one, the mean curve ± sem."""
+    ok = {seed: s.summary for seed, s in sorted(got.items()) if s.summary is not None}
+    curves = np.array([s.curve for s in ok.values()], dtype=float)
+    return {
+        "name": name,
+        "kind": kind,
+        "seeds": list(ok),
+        "final_horizon": [int(s.curve[horizon]) for s in ok.values()],
+        "final_long": [int(s.final) for s in ok.values()],
+        "curve_mean": curves.mean(axis=0).tolist() if len(ok) else [],
+        "curve_sem": [sem(col) for col in curves.T] if len(ok) else [],
+        "errors": {str(seed): s.error for seed, s in got.items() if s.error is not None},
+    }
+
+
+def _evaluation(entry: Mapping[str, Any], got: Mapping[int, Stored], steps: int) -> Evaluation:
+    """An :class:`Evaluation` of the first ``steps`` steps, for the shared figures."""
+    ok = [s.summary for _, s in sorted(got.items()) if s.summary is not None]
+    return Evaluation(
+        protocol=entry["name"],
+        seeds=[s.seed for s in ok],
+        final=[s.curve[steps] for s in ok],
+        curves=[list(s.curve[: steps + 1]) for s in ok],
+    )
+
+
+def baselines_stage(ctx: StudyContext) -> dict[str, Any]:
+    """Every baseline chosen, over the long horizon."""
+    config = ctx.config
+    names = resolve_baselines(config.baselines.protocols)
+    sim = replace(config.search.sim, n_steps=config.horizon_long)
+    domain = make_domain(ctx.graph, sim.variant)
+    seeds = tuple(range(config.baselines.sims))
+    cells = [Cell(name, domain, sim, BaselineProtocol(name), seeds) for name in names]
+    _prepare(ctx, sim, domain)
+    with ctx.ui.progress(ctx.store.missing("baselines", cells), "baselines") as advance:
+        got = ctx.store.simulate("baselines", cells, ctx.executor, advance)
+    protocols = [
+        _summaries_json(
+            name,
+            "standard" if name in STANDARD_BASELINES else "extended",
+            got[name],
+            config.horizon,
+        )
+        for name in names
+    ]
+    return {"horizon": config.horizon, "long_steps": config.horizon_long, "protocols": protocols}
+
+
+def _prepare(ctx: StudyContext, sim: Any, domain: Any) -> None:
+    """Build the agents' models (a first study builds the empowerment prior) before any
+    progress bar opens, so its minute shows as what it is."""
+    from tpdisc.agents.population import prepare_agents
+
+    prepare_agents(domain.graph, domain.source, (kind for kind, _ in sim.agents), sim.params)
+
+
+def search_stage(ctx: StudyContext) -> dict[str, Any]:
+    """The K evolution and K generation-only runs, one after another, each resumed from
+    its archive if a previous session began it."""
+    out = []
+    for ref in ctx.runs:
+        wanted = ctx.config.run_config(ref.kind == "generation", ref.index)
+        config = open_run_dir(ref.path, wanted, {"executor": ctx.config.executor})
+        with Archive(ref.path / Archive.FILE_NAME) as archive:
+            done = archive.last_iteration()
+        if done < config.iterations:
+            ctx.ui.say(
+                f"search {ref.label} ({ref.kind}): iteration {done + 1} of {config.iterations}"
+            )
+            with ctx.ui.search(config.iterations, done, config.sims) as display:
+                summary = evolve(
+                    ref.path,
+                    config,
+                    ctx.executor,
+                    recipes=ctx.config.recipes,
+                    on_event=display.event,
+                    on_simulation=display.simulation,
+                )
+            if summary.stopped:
+                raise ConfigError(f"search {ref.label} stopped: {summary.stopped}")
+        with Archive(ref.path / Archive.FILE_NAME, readonly=True) as archive:
+            iterations, best = best_fitness_curve(archive)
+            valid = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
+            seeds = [c for c in archive.summaries(valid_only=True) if c.mode == "seed"]
+        top = max(valid, key=lambda c: c.fitness, default=None)
+        out.append(
+            {
+                "label": ref.label,
+                "kind": ref.kind,
+                "path": str(ref.path.relative_to(ctx.folder.root)),
+                "iterations": iterations,
+                "best_so_far": best,
+                "valid_protocols": len(valid),
+                "best_baseline": max((c.fitness for c in seeds), default=None),
+                "best": None
+                if top is None
+                else {"id": top.id, "name": top.name, "fitness": top.fitness},
+            }
+        )
+    return {"runs": out, "iterations": ctx.config.search.iterations}
+
+
+def search_figure(data: Mapping[str, Any], path: Any) -> Any:
+    """Best fitness so far over iterations, one line per run, solid for evolution."""
+    import matplotlib.pyplot as plt
+
+    from tpdisc.analysis.plots import save_figure
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
+    for k, run in enumerate(data["runs"]):
+        style = "-" if run["kind"] == "evolution" else "--"
+        ax.step(run["iterations"], run["best_so_far"], where="post", ls=style,
+                color=f"C{k % 10}", label=f"{run['label']} ({run['kind']})")  # fmt: skip
+    baselines = [r["best_baseline"] for r in data["runs"] if r["best_baseline"] is not None]
+    if baselines:
+        ax.axhline(max(baselines), color="grey", lw=1, ls=":", label="best seed baseline")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("best fitness so far (mean final coverage)")
+    ax.set_title("Search: best fitness per iteration and run")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    return save_figure(fig, path)
+
+
+def best_stage(ctx: StudyContext) -> dict[str, Any]:
+    """Each run's best protocol (archive fitness) over the long horizon; its code is kept
+    as ``best/LABEL.py``. Also the performance figures: coverage curves of the baselines
+    and the best protocols, and their pairwise comparison at the search's horizon."""
+    config = ctx.config
+    sim = replace(config.search.sim, n_steps=config.horizon_long)
+    domain = make_domain(ctx.graph, sim.variant)
+    seeds = tuple(range(config.best.sims))
+    ctx.folder.best.mkdir(parents=True, exist_ok=True)
+    found, notes = [], []
+    for ref in ctx.runs:
+        try:
+            best = best_of(run_protocols(ref.path, ref.label))
+        except ConfigError as err:
+            notes.append(f"{ref.label}: {err}")
+            continue
+        path = ctx.folder.best / f"{ref.label}.py"
+        path.write_text(best.code)
+        found.append((ref, best, path))
+    specs = load_protocols([str(p) for _, _, p in found], sandbox=config.search.sandbox)
+    cells = [
+        Cell(ref.label, domain, sim, spec, seeds)
+        for (ref, _, _), spec in zip(found, specs, strict=True)
+    ]
+    _prepare(ctx, sim, domain)
+    with ctx.ui.progress(ctx.store.missing("best", cells), "best protocols") as advance:
+        got = ctx.store.simulate("best", cells, ctx.executor, advance)
+    protocols = []
+    for ref, best, path in found:
+        entry = _summaries_json(ref.label, ref.kind, got[ref.label], config.horizon)
+        entry.update(protocol=best.name, fitness=best.fitness,
+                     file=str(path.relative_to(ctx.folder.root)))  # fmt: skip
+        protocols.append(entry)
+    return {"horizon": config.horizon, "long_steps": config.horizon_long,
+            "protocols": protocols, "notes": notes}  # fmt: skip
+
+
+def performance_figures(
+    ctx: StudyContext, baselines: Mapping[str, Any], best: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Coverage over the long horizon and the pairwise matrix at the search's horizon, of
+    the best protocols and the standard baselines; returns the comparison's numbers."""
+    entries = [*best["protocols"], *[b for b in baselines["protocols"] if b["kind"] == "standard"]]
+    stored = {**ctx.store.stored("baselines"), **ctx.store.stored("best")}
+    long = [_evaluation(e, stored[e["name"]], ctx.config.horizon_long) for e in entries]
+    coverage_figure(long, ctx.folder.figures / "coverage.png",
+                    f"Coverage over {ctx.config.horizon_long} steps (search horizon "
+                    f"{ctx.config.horizon})")  # fmt: skip
+    ranked = sorted(entries, key=lambda e: -float(np.mean(e["final_horizon"] or [0])))
+    comparison = pairwise([e["name"] for e in ranked], [e["final_horizon"] for e in ranked])
+    if len(ranked) > 1:
+        pairwise_figure(comparison, ctx.folder.figures / "pairwise.png")
+    return comparison.to_json()
+
+
+def generalization_stage(ctx: StudyContext) -> dict[str, Any]:
+    """The best protocol of each chosen run against the baselines in every setting that
+    runs without an LLM endpoint; each simulation stored as it arrives."""
+    config = ctx.config
+    stage = config.generalization
+    chosen = [ctx.folder.best / f"{r.label}.py" for r in ctx.runs_of(stage.runs)]
+    files = [str(p) for p in chosen if p.is_file()]
+    if not files:
+        raise ConfigError("generalization: no run has a best protocol (see the best stage)")
+    names = resolve_baselines(stage.baselines)
+    base = EvaluationConfig(
+        protocols=tuple(files), sims=stage.sims, sim=config.search.sim,
+        sandbox=config.search.sandbox, executor=config.executor, recipes=config.recipes,
+    )  # fmt: skip
+    active, skipped = runnable(select_settings(stage.settings), None)
+    plans = []
+    for setting in active:
+        evaluation = setting.apply(base, [*files, *names], None)
+        domain = make_domain(ctx.graph, evaluation.sim.variant)
+        prepared = prepare_evaluation(evaluation, domain)
+        cells = [
+            Cell(f"{setting.name}/{name}", domain, evaluation.sim, spec, tuple(evaluation.seeds))
+            for spec, name in zip(prepared.specs, prepared.names, strict=True)
+        ]
+        plans.append((setting, prepared, cells, len(domain.reachable)))
+    total = sum(ctx.store.missing("generalization", cells) for _, _, cells, _ in plans)
+    results = []
+    failed: dict[str, str] = {}
+    with ctx.ui.progress(total, "generalization") as advance:
+        for setting, prepared, cells, reachable in plans:
+            got = ctx.store.simulate("generalization", cells, ctx.executor, advance)
+            evaluations = []
+            for cell, name in zip(cells, prepared.names, strict=True):
+                errors = [s.error for s in got[cell.item].values() if s.error]
+                if errors:
+                    failed[cell.item] = errors[0]
+                evaluations.append(_evaluation({"name": name}, got[cell.item], cell.sim.n_steps))
+            k = len(files)
+            results.append(
+                SettingResult(setting, tuple(evaluations[:k]), tuple(evaluations[k:]), reachable)
+            )
+    study = Generalization(
+        tuple(results), tuple(skipped), tuple(files), names, stage.sims, base.to_dict()
+    )
+    if results:
+        generalization_figure(study, ctx.folder.figures / "generalization.png")
+    return {**study.to_json(), "failed": failed}

@@ -1,0 +1,201 @@
+"""The study's own simulations and its log, in ``study.sqlite``.
+
+Stages that are not searches or run analyses (baselines, best protocols, generalization)
+simulate *cells*: one protocol under one simulation config over some seeds. Each
+simulation's summary is written in its own transaction the moment it arrives, under
+(stage, item, seed), so a study killed at any moment loses at most the simulations in
+flight, and a rerun runs only the missing ones. Every invocation of the study is a
+*session*; each row and each log line carries the session that wrote it, which is how one
+checks that a rerun redid nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tpdisc.analysis.simulate import summarise
+from tpdisc.analysis.store import SimSummary
+from tpdisc.domain.variants import Domain
+from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.search.archive import immediate_transaction
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.evaluate import SimTask
+from tpdisc.sim.executor_base import Executor
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sims (
+    stage TEXT NOT NULL,
+    item TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    value TEXT NOT NULL,
+    session INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (stage, item, seed)
+);
+CREATE TABLE IF NOT EXISTS events (
+    session INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    event TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One protocol under one simulation config: ``item`` names it within its stage."""
+
+    item: str
+    domain: Domain
+    sim: SimConfig
+    spec: ProtocolSpec
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A cell's simulation as stored: its summary, or why the protocol failed."""
+
+    summary: SimSummary | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class _CellTask:
+    """A cell's simulation that sends back its summary, or the protocol's failure as text
+    (one broken protocol must not end a study)."""
+
+    index: int
+    task: SimTask
+
+    def __call__(self) -> tuple[int, int, SimSummary | str]:
+        try:
+            result = self.task()
+        except ProtocolError as err:
+            return self.index, self.task.seed, str(err)
+        return self.index, self.task.seed, summarise(result, self.task.config.n_agents)
+
+
+class StudyStore:
+    """``study.sqlite`` of one study folder, opened for one session (one invocation)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(SCHEMA)
+            row = self.db.execute("SELECT MAX(session) FROM events").fetchone()
+        except sqlite3.DatabaseError as err:
+            raise ConfigError(f"{self.path}: cannot open the study's database ({err})") from None
+        self.session = int(row[0] or 0) + 1
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> StudyStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def log(self, stage: str, event: str, detail: str = "") -> None:
+        with immediate_transaction(self.db) as db:
+            db.execute(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                (self.session, _now(), stage, event, detail),
+            )
+
+    def events(self) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT session, created_at, stage, event, detail FROM events ORDER BY rowid"
+        )
+        keys = ("session", "time", "stage", "event", "detail")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def stored(
+        self, stage: str, items: Iterable[str] | None = None
+    ) -> dict[str, dict[int, Stored]]:
+        """Per item of ``stage`` (all, or those of ``items``), its stored simulations by seed."""
+        wanted = None if items is None else set(items)
+        out: dict[str, dict[int, Stored]] = {}
+        rows = self.db.execute("SELECT item, seed, value FROM sims WHERE stage=?", (stage,))
+        for item, seed, value in rows:
+            if wanted is not None and item not in wanted:
+                continue
+            data = json.loads(value)
+            got = (
+                Stored(None, data["error"])
+                if "error" in data
+                else Stored(SimSummary.from_json(data))
+            )
+            out.setdefault(item, {})[int(seed)] = got
+        return out
+
+    def count(self, stage: str) -> int:
+        row = self.db.execute("SELECT COUNT(*) FROM sims WHERE stage=?", (stage,)).fetchone()
+        return int(row[0])
+
+    def sessions_of(self, stage: str) -> dict[int, int]:
+        """How many of ``stage``'s simulations each session ran."""
+        rows = self.db.execute(
+            "SELECT session, COUNT(*) FROM sims WHERE stage=? GROUP BY session", (stage,)
+        )
+        return {int(s): int(n) for s, n in rows}
+
+    def _put(self, stage: str, item: str, seed: int, value: dict[str, Any]) -> None:
+        with immediate_transaction(self.db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO sims VALUES (?, ?, ?, ?, ?, ?)",
+                (stage, item, seed, json.dumps(value), self.session, _now()),
+            )
+
+    def missing(self, stage: str, cells: Sequence[Cell]) -> int:
+        have = self.stored(stage, [c.item for c in cells])
+        return sum(len(set(c.seeds) - set(have.get(c.item, {}))) for c in cells)
+
+    def simulate(
+        self,
+        stage: str,
+        cells: Sequence[Cell],
+        executor: Executor,
+        on_simulation: Callable[[str], None] | None = None,
+    ) -> dict[str, dict[int, Stored]]:
+        """Every simulation of ``cells`` the store lacks, run in one batch and each stored
+        as it arrives; returns all of the cells' simulations, by item and seed."""
+        have = self.stored(stage, [c.item for c in cells])
+        tasks = [
+            _CellTask(k, SimTask(c.domain, c.sim, c.spec, seed))
+            for k, c in enumerate(cells)
+            for seed in c.seeds
+            if seed not in have.get(c.item, {})
+        ]
+
+        def arrived(out: tuple[int, int, SimSummary | str]) -> None:
+            k, seed, got = out
+            item = cells[k].item
+            if isinstance(got, str):
+                self._put(stage, item, seed, {"error": got})
+                have.setdefault(item, {})[seed] = Stored(None, got)
+            else:
+                self._put(stage, item, seed, got.to_json())
+                have.setdefault(item, {})[seed] = Stored(got)
+            if on_simulation is not None:
+                on_simulation(item)
+
+        if tasks:
+            executor.run(tasks, arrived)
+        return {c.item: {s: have[c.item][s] for s in c.seeds} for c in cells}
