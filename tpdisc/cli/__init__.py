@@ -11,6 +11,7 @@ from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
 from tpdisc.cli.prior import prior_app
 from tpdisc.cli.report_cmd import report_cmd
 from tpdisc.cli.search import archive_cmd, evolve_cmd
+from tpdisc.cli.study import study_cmd
 
 __all__ = ["app"]
 
@@ -29,6 +30,7 @@ app.command("variants")(variants_cmd)
 app.command("evolve")(evolve_cmd)
 app.command("archive")(archive_cmd)
 app.command("report")(report_cmd)
+app.command("study")(study_cmd)
 app.add_typer(prior_app, name="prior")
 app.add_typer(data_app, name="data")
 register_analysis_models(analyze_app)

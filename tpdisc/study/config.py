@@ -171,7 +171,10 @@ class StudyConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return encode_fields(self)
+        data = encode_fields(self)
+        # The study's executor runs the searches too: a second one would only mislead.
+        del data["search"]["executor"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "study") -> StudyConfig:

@@ -1,0 +1,186 @@
+"""``tpdisc.study``: presets and config, the store of the study's simulations, and a tiny
+study run, interrupted and resumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tpdisc.errors import ConfigError
+from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.executors import SerialExecutor
+from tpdisc.study.config import (
+    StudyConfig,
+    load_study_config,
+    preset_names,
+    resumed_config,
+)
+from tpdisc.study.layout import StudyDir
+from tpdisc.study.runner import STAGE_NAMES, run_study, study_status
+from tpdisc.study.store import Cell, StudyStore
+
+TINY = """
+runs: 1
+search:
+  iterations: 4
+  sims: 3
+  sim: {n_agents: 4, n_steps: 10, agent_type: stochastic}
+baselines: {protocols: standard, sims: 3}
+best: {sims: 3}
+ablation: {top: 2, bottom: 2, sims: 3}
+generalization: {sims: 2, settings: [6-agents, depth-limited]}
+executor: {kind: serial}
+"""
+
+
+def tiny_config(tmp_path: Path) -> StudyConfig:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    return load_study_config(path)
+
+
+def test_the_paper_preset_has_the_studys_sizes() -> None:
+    config = load_study_config(preset="paper")
+    assert (config.runs, config.search.iterations, config.search.sims) == (5, 200, 30)
+    assert (config.search.sim.n_agents, config.search.sim.n_steps) == (10, 150)
+    assert config.horizon_long == 300
+    assert config.search.proposer == "offline"
+    assert set(preset_names()) == {"paper", "smoke"}
+
+
+def test_a_users_file_overrides_any_key_of_the_preset(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("search:\n  sim:\n    n_steps: 60\n    params: {beta: 0.05}\nruns: 3\n")
+    config = load_study_config(path, "smoke")
+    smoke = load_study_config(preset="smoke")
+    assert config.runs == 3 and config.search.sim.n_steps == 60
+    assert config.search.sim.params.beta == 0.05
+    assert config.horizon_long == 120  # twice the horizon, unless set
+    assert config.search.iterations == smoke.search.iterations  # the rest from the preset
+
+
+def test_bad_settings_are_one_line_errors_naming_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("ablation: {runs: some}\n")
+    with pytest.raises(ConfigError, match=r"ablation\.runs: choose from evolution"):
+        load_study_config(path)
+    path.write_text("search: {itrations: 3}\n")
+    with pytest.raises(ConfigError, match="unknown setting itrations"):
+        load_study_config(path)
+    with pytest.raises(ConfigError, match="unknown preset 'big'"):
+        load_study_config(preset="big")
+
+
+def test_a_rerun_may_change_the_executor_but_nothing_that_changes_a_result(
+    tmp_path: Path,
+) -> None:
+    stored = tiny_config(tmp_path)
+    moved = load_study_config(tmp_path / "tiny.yaml", overrides={"executor.kind": "processes"})
+    assert resumed_config(stored, moved).executor.kind == "processes"
+    other = load_study_config(tmp_path / "tiny.yaml", overrides={"search.sims": 4})
+    with pytest.raises(ConfigError, match=r"search\.sims=3.*cannot change it to 4"):
+        resumed_config(stored, other)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_the_store_keeps_each_simulation_and_a_rerun_runs_only_the_missing(
+    tmp_path: Path, real_graph: Any
+) -> None:
+    from tpdisc.domain.variants import make_domain
+
+    sim = SimConfig(n_agents=3, n_steps=5, agent_type="stochastic")
+    domain = make_domain(real_graph, sim.variant)
+    cells = [Cell(n, domain, sim, BaselineProtocol(n), (0, 1, 2)) for n in ("asocial", "paired")]
+    seen: list[str] = []
+
+    def stop_after_four(item: str) -> None:
+        seen.append(item)
+        if len(seen) == 4:
+            raise Interrupt
+
+    with StudyStore(tmp_path / "s.sqlite") as store, pytest.raises(Interrupt):
+        store.log("x", "started")
+        store.simulate("x", cells, SerialExecutor(), stop_after_four)
+    with StudyStore(tmp_path / "s.sqlite") as store:
+        assert store.session == 2
+        assert store.missing("x", cells) == 2
+        store.log("x", "resumed")
+        got = store.simulate("x", cells, SerialExecutor())
+        assert store.sessions_of("x") == {1: 4, 2: 2}
+        assert all(
+            s.summary is not None and len(s.summary.curve) == 6 for s in got["paired"].values()
+        )
+        again = store.simulate("x", cells, SerialExecutor(), lambda item: seen.append("rerun"))
+    assert "rerun" not in seen
+    assert again == got
+
+
+@pytest.fixture(scope="module")
+def tiny_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("study")
+    config = tiny_config(root)
+    out = root / "out"
+
+    def stop_after_search(stage: str) -> None:
+        if stage == "search":
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        run_study(out, config, after_stage=stop_after_search)
+    states = {s.name: s.state for s in study_status(out)}
+    assert states["search"] == "done" and states["best"] == "pending"
+    run_study(out)  # resumes from the folder's own config
+    return out
+
+
+def test_every_stage_writes_its_result_and_figures(tiny_study: Path) -> None:
+    folder = StudyDir(tiny_study)
+    for name in STAGE_NAMES:
+        assert folder.read_result(name) is not None, name
+    figures = {p.name for p in folder.figures.glob("*.png")}
+    assert {"coverage.png", "pairwise.png", "search.png", "ablation.png", "features.png",
+            "volume.png", "generalization.png", "embedding_map.png"} <= figures  # fmt: skip
+    best = folder.read_result("best")
+    assert best is not None
+    assert {p["name"] for p in best["protocols"]} == {"evolve-1", "generate-1"}
+    for protocol in best["protocols"]:
+        assert len(protocol["curve_mean"]) == 21  # long horizon: twice 10 steps, and step 0
+        assert (folder.root / protocol["file"]).is_file()
+    assert best["pairwise"]["names"]
+
+
+def test_a_rerun_redoes_no_finished_stage(tiny_study: Path) -> None:
+    with StudyStore(StudyDir(tiny_study).database) as store:
+        events = store.events()
+        sessions = {name: store.sessions_of(name) for name in ("baselines", "best")}
+    finished = [e["stage"] for e in events if e["event"] == "finished"]
+    assert sorted(finished) == sorted(STAGE_NAMES)  # each stage finished exactly once
+    second = [e for e in events if e["session"] == 2]
+    assert {e["stage"] for e in second if e["event"] == "skipped"} == {"baselines", "search"}
+    assert not [
+        e for e in second if e["stage"] in ("baselines", "search") and e["event"] != "skipped"
+    ]
+    assert set(sessions["baselines"]) == {1} and set(sessions["best"]) == {2}
+    run_study(tiny_study)
+    with StudyStore(StudyDir(tiny_study).database) as store:
+        third = [e for e in store.events() if e["session"] == 3]
+    assert {e["event"] for e in third} == {"skipped"}
+    assert len(third) == len(STAGE_NAMES)
+
+
+def test_a_folder_that_is_not_a_study_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    config = tiny_config(tmp_path / "config")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="not empty and not a study folder"):
+        run_study(out, config)
+    with pytest.raises(ConfigError, match="not a study folder"):
+        study_status(out)
