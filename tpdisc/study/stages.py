@@ -31,7 +31,6 @@ from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
 from tpdisc.sandbox import load_protocols
 from tpdisc.search.archive import Archive
 from tpdisc.search.loop import open_run_dir
-from tpdisc.search.plots import best_fitness_curve
 from tpdisc.search.run import evolve
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.evaluate import Evaluation, sem
@@ -124,10 +123,12 @@ def search_stage(ctx: StudyContext) -> dict[str, Any]:
             if summary.stopped:
                 raise ConfigError(f"search {ref.label} stopped: {summary.stopped}")
         with Archive(ref.path / Archive.FILE_NAME, readonly=True) as archive:
-            iterations, best = best_fitness_curve(archive)
-            valid = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
-            seeds = [c for c in archive.summaries(valid_only=True) if c.mode == "seed"]
+            rows = archive.summaries(valid_only=True)
+            last = archive.last_iteration()
+        valid = [c for c in rows if c.mode != "seed"]
+        seeds = [c for c in rows if c.mode == "seed"]
         top = max(valid, key=lambda c: c.fitness, default=None)
+        iterations, best = _best_so_far(valid, last)
         out.append(
             {
                 "label": ref.label,
@@ -143,6 +144,20 @@ def search_stage(ctx: StudyContext) -> dict[str, Any]:
             }
         )
     return {"runs": out, "iterations": ctx.config.search.iterations}
+
+
+def _best_so_far(valid: list[Any], last: int) -> tuple[list[int], list[float | None]]:
+    """The best fitness the search's own protocols reached by each iteration (the seed
+    baselines are drawn apart, as a line: with them, the curve hides what the search
+    found until it beats them)."""
+    by_iteration: dict[int, float] = {}
+    for c in valid:
+        by_iteration[c.iteration] = max(by_iteration.get(c.iteration, -np.inf), c.fitness)
+    best, current = [], -np.inf
+    for i in range(1, last + 1):
+        current = max(current, by_iteration.get(i, -np.inf))
+        best.append(float(current) if np.isfinite(current) else None)
+    return list(range(1, last + 1)), best
 
 
 def search_figure(data: Mapping[str, Any], path: Any) -> Any:
