@@ -54,6 +54,15 @@ from tpdisc.study.layout import StudyDir, select_runs
 from tpdisc.study.store import StudyStore
 
 Rows = list[dict[str, Any]]
+# What a row is, for the report's list of exports.
+DESCRIPTIONS = {
+    "coverage": "coverage after each step of every simulation of the baselines and the best "
+    "protocols over the long horizon",
+    "fitness": "every protocol of every run, one row per evaluation seed",
+    "features": "the statistics of each behavioural feature",
+    "feature_values": "each feature of each protocol of the features stage, per condition",
+    "generalization": "the final coverage of every simulation of the generalization suite",
+}
 
 SCHEMAS: dict[str, pa.Schema] = {
     "coverage": pa.schema(
