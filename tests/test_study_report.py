@@ -76,6 +76,10 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> StudyDir:
     assert search is not None
     search["runs"][0]["best"]["name"] = EVIL
     folder.write_result("search", search)
+    generalization = folder.read_result("generalization")
+    assert generalization is not None
+    generalization["skipped"].append({"name": "llm-agents", "reason": f"no endpoint {EVIL}"})
+    folder.write_result("generalization", generalization)
     return folder
 
 
@@ -100,6 +104,7 @@ def test_every_section_is_there_with_a_heading_and_content(report: Path) -> None
         assert "table" in page.tags[ident] or "dl" in page.tags[ident], ident
         if ident != "overview":
             assert "img" in page.tags[ident], ident
+    assert f"llm-agents: no endpoint {EVIL}" in page.sections["generalization"]
     for figure in ("coverage", "pairwise", "search", "ablation", "features", "volume",
                    "generalization", "embedding_map", "mmd_runs"):  # fmt: skip
         assert f"figures/{figure}.png" in page.images

@@ -107,7 +107,9 @@ def _browsers(folder: StudyDir, search: dict[str, Any] | None, out: Path) -> dic
         label = run["label"]
         run_dir = folder.root / run["path"]
         with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
-            build_report(archive, run_dir, out / BROWSERS / label, ("../../index.html", "study"))
+            build_report(
+                archive, run_dir, out / BROWSERS / label, ("../../index.html", "study report")
+            )
         found[label] = f"{BROWSERS}/{label}"
     return found
 

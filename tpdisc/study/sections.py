@@ -214,16 +214,17 @@ def volume(view: View) -> Markup:
 def generalization(view: View) -> Markup:
     data = view.result("generalization")
     rows = [
-        [s["name"], s["description"], mean_sem(s["evolved_mean"], s["evolved_sem"]),
-         s["best_baseline"], mean_sem(s["best_baseline_mean"], s["best_baseline_sem"]),
+        [s["name"], s["description"], s["best_baseline"],
+         mean_sem(s["evolved_mean"], s["evolved_sem"]),
+         mean_sem(s["best_baseline_mean"], s["best_baseline_sem"]),
          num(s["improvement"]), f"{pval(s['p'])} {s['stars']}".strip(),
          num(s["reference_improvement"]), s["reachable"]]
         for s in data["settings"]
     ]  # fmt: skip
     numbers = table(
-        ["setting", "description", "evolved", "best baseline", "its coverage", "gain %", "p",
-         "reference gain %", "reachable"],
-        rows, labels=2,
+        ["setting", "description", "best baseline", "evolved coverage", "baseline coverage",
+         "gain %", "p", "reference gain %", "reachable"],
+        rows, labels=3,
     )  # fmt: skip
     skipped = [f"{s['name']}: {s['reason']}" for s in data.get("skipped", [])]
     return Markup(
