@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 from tpdisc.analysis.feature_study import CONDITIONS
 from tpdisc.analysis.features import FEATURES
 from tpdisc.analysis.simulate import load_run
+from tpdisc.analysis.store import settings_hash
 from tpdisc.config_tree import read_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
@@ -213,8 +214,8 @@ def feature_value_rows(folder: StudyDir, graph: RecipeGraph | None = None) -> Ro
     rows: Rows = []
     for ref in select_runs(folder.runs(config.runs), config.features.runs):
         run = load_run(ref.path, graph=graph)
+        key = settings_hash(run.settings)  # the key the stage registered; not registered again
         with run.store() as store:
-            key = store.register(run.settings)
             for protocol in run.protocols:
                 seeds = protocol.seeds[:sims] if sims else protocol.seeds
                 stored = store.features(key, [protocol.id], seeds).get(protocol.id, {})
