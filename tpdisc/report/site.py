@@ -10,9 +10,7 @@ network: the CSS and the sorting script are inline, the figure is a PNG beside t
 from __future__ import annotations
 
 import difflib
-import html
 import math
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
+from tpdisc.report.page import CODE_FORMATTER
+from tpdisc.report.page import escape as _e
+from tpdisc.report.page import facts as _facts
+from tpdisc.report.page import page as _page
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.plots import best_fitness_figure
@@ -43,21 +45,7 @@ CONFIG_KEYS = (
     "executor.kind",
     "llm.model",
 )
-_FORMATTER = HtmlFormatter(cssclass="hl", linenos="table")
 _DIFF_FORMATTER = HtmlFormatter(cssclass="hl")
-STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; }
-table.protocols { border-collapse: collapse; width: 100%; }
-table.protocols th, table.protocols td { padding: .25em .6em; border-bottom: 1px solid #ddd; }
-table.protocols th { cursor: pointer; text-align: left; background: #f4f4f4; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.invalid td { color: #a33; }
-pre.error { background: #fff0f0; padding: .6em; white-space: pre-wrap; }
-.description { white-space: pre-wrap; }
-dl.facts dt { font-weight: bold; float: left; clear: left; width: 10em; }
-dl.facts dd { margin-left: 11em; }
-.hl { overflow-x: auto; }
-""" + _FORMATTER.get_style_defs(".hl")
 # Sorts the table by the clicked column: numbers by data-sort, text otherwise; a second
 # click on the same header reverses the order.
 SORT_SCRIPT = """
@@ -80,16 +68,19 @@ document.querySelectorAll("table.protocols th").forEach((th, col) => {
 """
 
 
-def build_report(archive: Archive, run_dir: Path, out: Path) -> Path:
+def build_report(
+    archive: Archive, run_dir: Path, out: Path, back: tuple[str, str] | None = None
+) -> Path:
     """Write the report of ``archive`` (the run in ``run_dir``) to ``out``; returns the
-    path of ``index.html``."""
+    path of ``index.html``. ``back``, (href relative to ``out``, text), links the index
+    up to the page that holds this run, such as a study's report."""
     out = Path(out)
     (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
     rows = archive.summaries()
     known = {c.id for c in rows}
     best_fitness_figure(archive, out / FIGURE)
     index = out / "index.html"
-    index.write_text(_index(archive, Path(run_dir), rows), encoding="utf-8")
+    index.write_text(_index(archive, Path(run_dir), rows, back), encoding="utf-8")
     codes: dict[int, str | None] = {}
     for summary in rows:
         candidate = archive.get(summary.id)
@@ -111,18 +102,6 @@ def _parent_code(
     return codes[parent_id]
 
 
-def _page(title: str, body: str) -> str:
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n"
-        f"<body>\n{body}\n</body>\n</html>\n"
-    )
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value))
-
-
 def _config_facts(run_dir: Path) -> list[tuple[str, str]]:
     path = run_dir / CONFIG_FILE
     try:
@@ -139,13 +118,12 @@ def _config_facts(run_dir: Path) -> list[tuple[str, str]]:
     return facts
 
 
-def _facts(items: Iterable[tuple[str, str]]) -> str:
-    """A definition list; the values are HTML already (escaped by the caller)."""
-    inner = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in items)
-    return f'<dl class="facts">{inner}</dl>'
-
-
-def _index(archive: Archive, run_dir: Path, rows: list[CandidateSummary]) -> str:
+def _index(
+    archive: Archive,
+    run_dir: Path,
+    rows: list[CandidateSummary],
+    back: tuple[str, str] | None,
+) -> str:
     stats = archive.stats()
     best = (
         f"{stats.best_fitness:.3f} ({_e(stats.best_name)})"
@@ -158,9 +136,10 @@ def _index(archive: Archive, run_dir: Path, rows: list[CandidateSummary]) -> str
     headers = ["id", "name", "iteration", "mode", "status", "fitness", "parent"]
     head = "".join(f"<th>{h}</th>" for h in headers)
     body = "\n".join(_row(c) for c in rows)
+    up = f'<p><a href="{_e(back[0])}">&larr; {_e(back[1])}</a></p>\n' if back else ""
     return _page(
         f"tpdisc run {run_dir}",
-        f"<h1>Search run {_e(run_dir)}</h1>\n{_facts(summary)}\n"
+        f"{up}<h1>Search run {_e(run_dir)}</h1>\n{_facts(summary)}\n"
         f"<h2>Configuration</h2>\n{config_html}\n"
         f'<h2>Best fitness by iteration</h2>\n<img src="{FIGURE}" alt="best fitness by '
         f'iteration" width="700">\n'
@@ -235,7 +214,7 @@ def _protocol_page(c: Candidate, parent_code: str | None, known: set[int]) -> st
     if c.reasoning:
         parts.append(f'<h2>Reasoning</h2>\n<p class="description">{_e(c.reasoning)}</p>')
     if c.code:
-        parts.append(f"<h2>Code</h2>\n{highlight(c.code, PythonLexer(), _FORMATTER)}")
+        parts.append(f"<h2>Code</h2>\n{highlight(c.code, PythonLexer(), CODE_FORMATTER)}")
     if c.code and parent_code:
         parts.append(_diff(parent_code, c.code, c.parent_id))
     return _page(f"{c.name} (id {c.id})", "\n".join(parts))

@@ -1,0 +1,195 @@
+"""A study's report: a section per stage with its figures and numbers, run browsers linked
+both ways, every link inside the report folder, every text from archives escaped."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tests.tiny_study import keep_only, tiny_study
+from tpdisc.search.archive import Archive, Candidate
+from tpdisc.study.layout import StudyDir
+from tpdisc.study.markup import num, pval, starred
+from tpdisc.study.publish import publish
+from tpdisc.study.report import SECTIONS
+from tpdisc.study.sections import _signed
+
+EVIL = '<script>alert("x")</script> & <b>bold</b>'
+SECTION_IDS = ["overview", *(ident for ident, *_ in SECTIONS)]
+
+
+class Page(HTMLParser):
+    """The links, ids, images and the text of each section of one page."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.images: list[str] = []
+        self.ids: set[str] = set()
+        self.scripts = 0
+        self.sections: dict[str, list[str]] = {}
+        self.tags: dict[str, list[str]] = {}  # section -> tags within it
+        self.section: str | None = None
+        self.text: list[str] = []
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        self.links += [v for k, v in attrs if k in ("href", "src") and v]
+        if tag == "img":
+            self.images.append(values.get("src") or "")
+        if values.get("id"):
+            self.ids.add(values["id"] or "")
+        self.scripts += tag == "script"
+        if tag == "section":
+            self.section = values.get("id")
+            self.sections[self.section or ""] = []
+            self.tags[self.section or ""] = []
+        elif self.section is not None:
+            self.tags[self.section].append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section":
+            self.section = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self.section is not None and data.strip():
+            self.sections[self.section].append(data.strip())
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> StudyDir:
+    """The tiny study, with a hostile protocol in a run's archive and as a run's best."""
+    folder = tiny_study(tmp_path_factory.mktemp("report"))
+    with Archive(folder.root / "runs" / "evolve-1" / Archive.FILE_NAME) as archive:
+        archive.add_seed(
+            Candidate(name=EVIL, iteration=4, attempt=1, mode="repair", status="invalid",
+                      proposer="offline", code="# </pre><script>alert(1)</script>\n",
+                      error=f"SyntaxError: {EVIL}", description=EVIL)
+        )  # fmt: skip
+    search = folder.read_result("search")
+    assert search is not None
+    search["runs"][0]["best"]["name"] = EVIL
+    folder.write_result("search", search)
+    generalization = folder.read_result("generalization")
+    assert generalization is not None
+    generalization["skipped"].append({"name": "llm-agents", "reason": f"no endpoint {EVIL}"})
+    folder.write_result("generalization", generalization)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(study: StudyDir) -> Path:
+    index = publish(study)
+    assert index == study.report / "index.html"
+    return index
+
+
+def pages(report: Path) -> list[Path]:
+    return sorted(report.parent.rglob("*.html"))
+
+
+def test_every_section_is_there_with_a_heading_and_content(report: Path) -> None:
+    page = Page(report)
+    assert list(page.sections) == SECTION_IDS
+    for ident in SECTION_IDS:
+        heading, *content = page.sections[ident]
+        assert heading and content, ident
+        assert "not run yet" not in " ".join(content), ident
+        assert "table" in page.tags[ident] or "dl" in page.tags[ident], ident
+        if ident != "overview":
+            assert "img" in page.tags[ident], ident
+    assert f"llm-agents: no endpoint {EVIL}" in page.sections["generalization"]
+    for figure in ("coverage", "pairwise", "search", "ablation", "features", "volume",
+                   "generalization", "embedding_map", "mmd_runs"):  # fmt: skip
+        assert f"figures/{figure}.png" in page.images
+
+
+def test_every_link_and_image_resolves_inside_the_report(report: Path) -> None:
+    root = report.parent.resolve()
+    checked = 0
+    for path in pages(report):
+        page = Page(path)
+        for link in page.links:
+            assert not re.match(r"[a-z]+:", link), f"{path}: external {link}"
+            target, _, fragment = link.partition("#")
+            resolved = (path.parent / target).resolve() if target else path.resolve()
+            assert resolved.is_file(), f"{path}: broken link {link}"
+            assert resolved.is_relative_to(root), f"{path}: {link} leaves the report folder"
+            if fragment:
+                assert fragment in Page(resolved).ids, f"{path}: no #{fragment}"
+            checked += 1
+    assert checked > 50
+    for path in [*pages(report), *report.parent.rglob("*.css")]:
+        text = path.read_text(encoding="utf-8")
+        assert "http://" not in text and "https://" not in text, path
+        assert "url(" not in text, path
+
+
+def test_exports_and_figures_are_copied_into_the_report(study: StudyDir, report: Path) -> None:
+    index = Page(report)
+    for export in study.exports.iterdir():
+        assert f"exports/{export.name}" in index.links
+        assert (report.parent / "exports" / export.name).read_bytes() == export.read_bytes()
+    for figure in study.figures.glob("*.png"):
+        assert (report.parent / "figures" / figure.name).is_file()
+
+
+def test_each_run_has_a_browser_linked_both_ways(study: StudyDir, report: Path) -> None:
+    index = Page(report)
+    search = study.read_result("search")
+    assert search is not None
+    for run in search["runs"]:
+        browser = report.parent / "runs" / run["label"] / "index.html"
+        assert f"runs/{run['label']}/index.html" in index.links
+        assert f"runs/{run['label']}/protocols/{run['best']['id']}.html" in index.links
+        assert "../../index.html" in Page(browser).links
+
+
+def test_text_from_archives_and_results_is_escaped(report: Path) -> None:
+    browser = report.parent / "runs" / "evolve-1" / "index.html"
+    for path in (report, browser):
+        raw = path.read_text(encoding="utf-8")
+        assert "<script>alert" not in raw and "<b>bold" not in raw, path
+        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in raw, path
+        assert EVIL in "".join(Page(path).text), path  # shown as text, as stored
+    assert Page(report).scripts == 0
+
+
+def test_numbers_are_formatted(report: Path) -> None:
+    page = Page(report)
+    words = " ".join(" ".join(texts) for texts in page.sections.values())
+    assert not re.search(r"\b(nan|None|inf)\b", words)
+    for number in re.findall(r"\d+\.\d+", words):  # 2 decimals, or 3 significant digits
+        decimals = number.split(".")[1]
+        assert len(decimals) <= 2 or len(number.replace(".", "").lstrip("0")) <= 3, number
+    assert re.search(r"\d+\.\d\d ± \d+\.\d\d", " ".join(page.sections["performance"]))
+
+
+def test_formatting_of_single_numbers() -> None:
+    assert (num(None), num(float("nan")), num(3), num(2.0 / 3)) == ("–", "–", "3", "0.67")
+    assert (pval(None), pval(0.012345), pval(0.5)) == ("–", "0.0123", "0.5")
+    assert (starred(0.0004), starred(0.2), starred(None)) == ("0.0004 ***", "0.2", "–")
+    assert (_signed(-1e-16), _signed(-0.333), _signed(None)) == ("+0.00", "-0.33", "–")
+
+
+def test_a_stage_not_done_says_so(study: StudyDir, report: Path, tmp_path: Path) -> None:
+    early = StudyDir(tmp_path / "early")
+    shutil.copytree(study.root, early.root, ignore=shutil.ignore_patterns("report", "exports"))
+    keep_only(early, {"baselines"})
+    page = Page(publish(early))
+    assert list(page.sections) == SECTION_IDS
+    for ident in SECTION_IDS[2:]:
+        assert "not run yet" in " ".join(page.sections[ident]), ident
+    performance = " ".join(page.sections["performance"])
+    assert "asocial" in performance and "The best protocols: not run yet." in performance
+    assert not (early.report / "runs").exists()
+    assert [link for link in page.links if link.startswith("exports/")] == [
+        "exports/coverage.csv",
+        "exports/coverage.parquet",
+    ]

@@ -1,0 +1,125 @@
+"""The pieces a study's report is written with: numbers formatted one way throughout, and
+tables, figures and lists whose text is escaped unless it is :class:`Markup` already.
+
+Every text of a study's JSON may come from an archive (protocol names an LLM chose), so
+escaping is the default and HTML must be asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from tpdisc.analysis.stats import stars
+from tpdisc.report.page import escape
+from tpdisc.report.page import facts as page_facts
+from tpdisc.sim.evaluate import sem
+
+DASH = "–"  # what a missing or undefined number shows
+
+
+class Markup(str):
+    """Text that is HTML already: inserted as it is."""
+
+
+def html(value: object) -> str:
+    return value if isinstance(value, Markup) else escape(value)
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    """A number with ``digits`` decimals (integers as they are); None or NaN as a dash."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return DASH
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
+def pval(p: float | None) -> str:
+    if p is None or not math.isfinite(p):
+        return DASH
+    return f"{p:.3g}"
+
+
+def starred(p: float | None) -> str:
+    """A p-value with its stars (* p<.05, ** p<.01, *** p<.001)."""
+    return pval(p) + (f" {stars(p)}" if p is not None and stars(p) else "")
+
+
+def mean_sem(mean: float | None, sem: float | None) -> str:
+    if mean is None:
+        return DASH
+    return num(mean) if sem is None else f"{num(mean)} ± {num(sem)}"
+
+
+def of_values(values: Sequence[float]) -> str:
+    """Mean ± standard error of ``values``."""
+    if not values:
+        return DASH
+    return mean_sem(sum(values) / len(values), sem(values))
+
+
+def link(href: str, text: object) -> Markup:
+    return Markup(f'<a href="{escape(href)}">{html(text)}</a>')
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], labels: int = 1) -> Markup:
+    """The first ``labels`` columns are text, the others numbers (aligned right)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = [
+            f"<td>{html(cell)}</td>" if k < labels else f'<td class="num">{html(cell)}</td>'
+            for k, cell in enumerate(row)
+        ]
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return Markup(
+        f'<table class="data"><thead><tr>{head}</tr></thead>\n'
+        f"<tbody>\n{chr(10).join(body)}\n</tbody></table>"
+    )
+
+
+def matrix(names: Sequence[str], cells: Sequence[Sequence[object]]) -> Markup:
+    """A square table, rows and columns named alike."""
+    return table(["", *names], ([name, *row] for name, row in zip(names, cells, strict=True)))
+
+
+def facts(items: Iterable[tuple[str, object]]) -> Markup:
+    return Markup(page_facts((k, html(v)) for k, v in items))
+
+
+def bullets(items: Iterable[object]) -> Markup:
+    inner = "".join(f"<li>{html(item)}</li>" for item in items)
+    return Markup(f"<ul>{inner}</ul>" if inner else "")
+
+
+def failures(failed: Mapping[str, str] | None, what: str = "failed") -> Markup:
+    """The protocols that failed, with their errors (nothing when none did)."""
+    if not failed:
+        return Markup("")
+    items = [Markup(f"{escape(k)}: <code>{escape(v)}</code>") for k, v in failed.items()]
+    return Markup(f"<p>{escape(what)} ({len(items)}):</p>{bullets(items)}")
+
+
+def figures(available: set[str], names: Sequence[str]) -> Markup:
+    """The figures of ``names`` that exist (``available``: the file names copied into the
+    report's ``figures/``)."""
+    # Each links to itself: a figure squeezed beside a table opens at full size.
+    shown = [
+        f'<figure><a href="figures/{escape(n)}"><img src="figures/{escape(n)}" '
+        f'alt="{escape(Path(n).stem)}"></a></figure>'
+        for n in names
+        if n in available
+    ]
+    return Markup("".join(shown))
+
+
+def beside(*parts: str) -> Markup:
+    """Parts side by side where the page is wide enough, one under the other otherwise."""
+    inner = "".join(f"<div>{part}</div>" for part in parts if part)
+    return Markup(f'<div class="pair">{inner}</div>')
+
+
+def note(text: object) -> Markup:
+    return Markup(f'<p class="note">{html(text)}</p>')

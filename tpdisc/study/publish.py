@@ -1,0 +1,17 @@
+"""A study's results for readers: the export tables, then the report that links them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.study.exports import write_exports
+from tpdisc.study.layout import StudyDir
+from tpdisc.study.report import build_study_report
+
+
+def publish(folder: StudyDir, graph: RecipeGraph | None = None) -> Path:
+    """Write ``DIR/exports/`` and ``DIR/report/`` from what the study has done so far;
+    returns the report's index. ``graph``: the study's recipe graph, when loaded already."""
+    write_exports(folder, graph)
+    return build_study_report(folder)

@@ -1,0 +1,181 @@
+"""The browsable report of a study: ``DIR/report/index.html``, one section per stage with
+its figures and numbers, and an archive browser per search run.
+
+The report folder stands alone (it can be zipped and mailed): the figures and the exports
+are copied into it and referred to relatively, the style is inline, nothing is fetched
+from the network. A stage not done yet shows as such; rebuilding the report as the study
+goes on fills it in.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tpdisc.config_tree import flatten, read_yaml
+from tpdisc.report.page import escape, page
+from tpdisc.report.site import build_report
+from tpdisc.search.archive import Archive
+from tpdisc.study import sections
+from tpdisc.study.config import StudyConfig
+from tpdisc.study.exports import DESCRIPTIONS
+from tpdisc.study.layout import StudyDir
+from tpdisc.study.markup import Markup, bullets, link, note, table
+from tpdisc.study.runner import STAGE_NAMES, study_status
+from tpdisc.study.sections import View
+
+# The settings that say how large a study is; the rest is in study.yaml.
+CONFIG_KEYS = (
+    "runs",
+    "long_steps",
+    "search.proposer",
+    "search.llm.model",
+    "search.iterations",
+    "search.sims",
+    "search.sim.n_agents",
+    "search.sim.n_steps",
+    "search.sim.agent_type",
+    "search.sim.variant.name",
+    "baselines.protocols",
+    "baselines.sims",
+    "best.sims",
+    "ablation.runs",
+    "ablation.top",
+    "ablation.bottom",
+    "ablation.sims",
+    "features.runs",
+    "features.sims",
+    "volume.runs",
+    "volume.sims",
+    "embeddings.runs",
+    "embeddings.backend",
+    "generalization.runs",
+    "generalization.settings",
+    "generalization.baselines",
+    "generalization.sims",
+    "executor.kind",
+)
+# id, heading, the stage whose result the section needs, what it shows.
+SECTIONS: tuple[tuple[str, str, str, Callable[[View], Markup]], ...] = (
+    ("performance", "Performance", "baselines", sections.performance),
+    ("search", "Search", "search", sections.search),
+    ("ablation", "State-awareness ablation", "ablation", sections.ablation),
+    ("features", "Behavioural features", "features", sections.features),
+    ("volume", "Volume of transmission", "volume", sections.volume),
+    ("generalization", "Generalization", "generalization", sections.generalization),
+    ("embeddings", "Code embeddings", "embeddings", sections.embeddings),
+)
+# Wider than a run's browser: a figure and its table side by side. A table too wide to sit
+# beside its figure wraps under it (its flex basis is its natural width).
+STYLE = """
+body { max-width: 88em; }
+nav a { margin-right: 1em; }
+section { border-top: 1px solid #ccc; margin-top: 2em; }
+table.data { border-collapse: collapse; margin: .5em 0; }
+table.data th, table.data td { padding: .2em .6em; border-bottom: 1px solid #ddd; }
+table.data th { background: #f4f4f4; text-align: left; }
+.pair { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.pair > div { flex: 1 1 auto; min-width: 0; overflow-x: auto; }
+.pair > div:has(> figure) { flex: 1 1 30em; max-width: 60em; }
+td.num { white-space: nowrap; }
+figure { margin: 0 0 1em 0; }
+figure img { max-width: 100%; height: auto; }
+p.note { color: #555; }
+"""
+BROWSERS = "runs"
+
+
+def _copy(source: Path, target: Path, pattern: str) -> list[str]:
+    """Copy the files of ``source`` matching ``pattern`` into ``target``; their names."""
+    target.mkdir(parents=True, exist_ok=True)
+    names = []
+    for path in sorted(source.glob(pattern)) if source.is_dir() else []:
+        if path.is_file() and not path.name.endswith(".part"):
+            shutil.copy2(path, target / path.name)
+            names.append(path.name)
+    return names
+
+
+def _browsers(folder: StudyDir, search: dict[str, Any] | None, out: Path) -> dict[str, str]:
+    """An archive browser per run of a finished search; label -> its folder."""
+    found: dict[str, str] = {}
+    for run in search["runs"] if search else []:
+        label = run["label"]
+        run_dir = folder.root / run["path"]
+        with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+            build_report(
+                archive, run_dir, out / BROWSERS / label, ("../../index.html", "study report")
+            )
+        found[label] = f"{BROWSERS}/{label}"
+    return found
+
+
+def _overview(folder: StudyDir, exports: list[str]) -> Markup:
+    config = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+    flat = flatten(config.to_dict())
+    settings = table(
+        ["setting", "value"],
+        ([key, flat[key]] for key in CONFIG_KEYS if flat.get(key) is not None),
+        labels=2,
+    )
+    stages = table(
+        ["stage", "state", "detail"],
+        ([s.name, s.state, s.detail] for s in study_status(folder.root) if s.name != "report"),
+        labels=3,
+    )
+    by_table: dict[str, list[Markup]] = {}
+    for name in exports:
+        by_table.setdefault(Path(name).stem, []).append(
+            link(f"exports/{name}", Path(name).suffix[1:])
+        )
+    files = [
+        Markup(f"{escape(t)} ({', '.join(links)}): {escape(DESCRIPTIONS.get(t, ''))}")
+        for t, links in by_table.items()
+    ]
+    return Markup(
+        '<div class="pair">'
+        f"<div><h3>Settings</h3>{settings}{note('All of them: study.yaml in the study folder.')}"
+        f"</div><div><h3>Stages</h3>{stages}<h3>Exports</h3>"
+        f"{bullets(files) if files else note('No table yet.')}"
+        f"{note('Long-format tables for pandas or R (empty CSV cells: missing values).')}"
+        "</div></div>"
+    )
+
+
+def _section(ident: str, title: str, body: str) -> str:
+    return f'<section id="{ident}">\n<h2>{escape(title)}</h2>\n{body}\n</section>'
+
+
+def build_study_report(folder: StudyDir) -> Path:
+    """Write ``DIR/report/`` from what the study has done so far; returns its index."""
+    out = folder.report
+    out.mkdir(parents=True, exist_ok=True)
+    figures = set(_copy(folder.figures, out / "figures", "*.png"))
+    exports = _copy(folder.exports, out / "exports", "*")
+    results = {name: folder.read_result(name) for name in STAGE_NAMES}
+    view = View(results, figures, _browsers(folder, results["search"], out))
+    parts = [_section("overview", "Overview", _overview(folder, exports))]
+    for ident, title, stage, draw in SECTIONS:
+        body = (
+            draw(view) if results[stage] is not None else note(f"The {stage} stage: not run yet.")
+        )
+        parts.append(_section(ident, title, body))
+    nav = " ".join(
+        f'<a href="#{ident}">{escape(title)}</a>'
+        for ident, title, *_ in [("overview", "Overview"), *SECTIONS]
+    )
+    built = datetime.now(UTC).isoformat(timespec="seconds")
+    html = (
+        f"<h1>Study {escape(folder.root.resolve().name)}</h1>\n"
+        f"<p>Built {escape(built)} from {escape(folder.root.resolve())}.</p>\n"
+        f"<nav>{nav}</nav>\n" + "\n".join(parts)
+    )
+    index = out / "index.html"
+    tmp = out / "index.html.part"
+    tmp.write_text(page(f"Study {folder.root.resolve().name}", html, STYLE), encoding="utf-8")
+    os.replace(tmp, index)
+    return index
