@@ -47,6 +47,9 @@ class PairwiseComparison:
             "difference": clean(self.difference),
             "p": clean(self.p),
             "p_adjusted": clean(self.p_adjusted),
+            "test": "p[i][j]: one-sided Welch t-test that protocol i beats protocol j; "
+            "p_adjusted: Benjamini–Hochberg over all ordered pairs; difference: mean(i) − "
+            "mean(j)",
         }
 
 

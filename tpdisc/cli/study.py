@@ -141,7 +141,7 @@ def study_cmd(
     if out is None:
         raise ConfigError("give the study's folder: --out DIR")
     from tpdisc.study.layout import StudyDir
-    from tpdisc.study.report import publish
+    from tpdisc.study.publish import publish
     from tpdisc.study.runner import open_config, run_study
 
     config = open_config(out, config)

@@ -8,6 +8,7 @@ its numbers as plain data, which the runner writes as ``results/STAGE.json`` las
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -37,6 +38,11 @@ from tpdisc.sim.evaluate import Evaluation, sem
 from tpdisc.sim.run import prepare_evaluation
 from tpdisc.study.context import StudyContext
 from tpdisc.study.store import Cell, Stored
+
+LLM_SKIPPED = (
+    "LLM agents need a chat endpoint, which a study does not take: run 'tpdisc analyze "
+    "generalize DIR/best/*.py --settings llm --llm-base-url URL --llm-model MODEL'"
+)
 
 
 def _summaries_json(name: str, kind: str, got: Mapping[int, Stored], horizon: int) -> dict:
@@ -278,9 +284,14 @@ def generalization_stage(ctx: StudyContext) -> dict[str, Any]:
             results.append(
                 SettingResult(setting, tuple(evaluations[:k]), tuple(evaluations[k:]), reachable)
             )
+    # A study has no endpoint for LLM agents (the command line of generalize has).
+    skipped = [(name, LLM_SKIPPED) for name, _ in skipped]
     study = Generalization(
         tuple(results), tuple(skipped), tuple(files), names, stage.sims, base.to_dict()
     )
     if results:
         generalization_figure(study, ctx.folder.figures / "generalization.png")
-    return {**study.to_json(), "failed": failed}
+    # Paths inside the folder, so that the results stay true when the folder moves.
+    root = str(ctx.folder.root) + "/"
+    data = json.loads(json.dumps(study.to_json()).replace(json.dumps(root)[1:-1], ""))
+    return {**data, "failed": failed}
