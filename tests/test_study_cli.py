@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from tests.test_study import TINY
 from tpdisc.cli import app
+from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.runner import STAGE_NAMES
 from tpdisc.study.store import StudyStore
@@ -27,10 +29,11 @@ TPDISC = [sys.executable, "-m", "tpdisc.cli"]
 def test_the_paper_preset_prints_the_studys_sizes() -> None:
     result = runner.invoke(app, ["study", "--preset", "paper", "--print-config"])
     assert result.exit_code == 0, result.output
-    text = result.output
-    for line in ("runs: 5", "iterations: 200", "sims: 30", "n_agents: 10", "n_steps: 150"):
-        assert f"\n{line}" in text or f"  {line}" in text, line
-    assert "long_steps: 300" in text
+    printed = yaml.safe_load(result.output)
+    assert (printed["runs"], printed["long_steps"]) == (5, 300)
+    search = printed["search"]
+    assert (search["iterations"], search["sims"]) == (200, 30)
+    assert (search["sim"]["n_agents"], search["sim"]["n_steps"]) == (10, 150)
 
 
 def test_bad_input_is_one_line_without_a_traceback(tmp_path: Path) -> None:
@@ -93,11 +96,13 @@ def test_a_study_killed_in_its_search_resumes_without_redoing_anything(tmp_path:
     assert set(baseline_sessions) == {1}  # not one baseline simulation ran again
     with sqlite3.connect(out / "runs" / "evolve-1" / "archive.sqlite") as db:
         repeated = db.execute(
-            "SELECT iteration, attempt FROM protocols GROUP BY iteration, attempt "
-            "HAVING COUNT(*) > 1"
+            "SELECT iteration, attempt FROM protocols WHERE mode != 'seed' "
+            "GROUP BY iteration, attempt HAVING COUNT(*) > 1"
         ).fetchall()
+        seeds = db.execute("SELECT COUNT(*) FROM protocols WHERE mode = 'seed'").fetchone()[0]
         iterations = [r[0] for r in db.execute("SELECT iteration FROM iterations")]
     assert repeated == []  # no iteration was proposed twice
+    assert seeds == len(STANDARD_BASELINES)  # the archive was seeded once
     assert sorted(iterations) == list(range(1, 9))
     assert (out / "report" / "index.html").is_file()
     assert "report" in second.stdout

@@ -202,9 +202,11 @@ def features(view: View) -> Markup:
 
 def volume(view: View) -> Markup:
     data = view.result("volume")
-    numbers = facts(
-        [("protocols", data["n"]), ("Spearman ρ", num(data["rho"])), ("p", starred(data["p"])),
-         ("x", data["x"]), ("y", data["y"])]
+    numbers = table(
+        ["measure", "value"],
+        [["protocols", data["n"]], ["Spearman ρ", num(data["rho"])], ["p", starred(data["p"])],
+         ["x", data["x"]], ["y", data["y"]]],
+        labels=1,
     )  # fmt: skip
     return Markup(
         beside(figures(view.figures, ["volume.png"]), numbers) + failures(data.get("failed"))
