@@ -138,11 +138,11 @@ def _overview(folder: StudyDir, exports: list[str]) -> Markup:
     ]
     return Markup(
         '<div class="pair">'
-        f"<div><h3>Settings</h3>{settings}{note('All of them: study.yaml in the study folder.')}"
-        f"</div><div><h3>Stages</h3>{stages}<h3>Exports</h3>"
+        f"<div><h3>Stages</h3>{stages}<h3>Exports</h3>"
         f"{bullets(files) if files else note('No table yet.')}"
         f"{note('Long-format tables for pandas or R (empty CSV cells: missing values).')}"
-        "</div></div>"
+        f"</div><div><h3>Settings</h3>{settings}"
+        f"{note('All of them: study.yaml in the study folder.')}</div></div>"
     )
 
 
