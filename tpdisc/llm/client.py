@@ -20,8 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-
 from tpdisc.errors import ConfigError, TpdiscError
 
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
@@ -215,6 +213,10 @@ class LLMClient:
         self.config = config
         key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
         self._secret = key if key != PLACEHOLDER_KEY else None
+        # Imported here: the package takes a third of a second to import, which every
+        # command would pay, though most never talk to a model.
+        import openai
+
         self._client = openai.OpenAI(
             api_key=key, base_url=config.base_url, timeout=config.timeout, max_retries=0
         )
@@ -266,6 +268,8 @@ class LLMClient:
             options["temperature"] = temperature
         if max_tokens is not None:
             options["max_tokens"] = max_tokens
+        import openai
+
         started = time.monotonic()
         requests = 0
         while True:

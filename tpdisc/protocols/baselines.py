@@ -8,7 +8,7 @@ protocol, plus ``seed`` and its own parameters as keywords.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +56,7 @@ class NetworkSharing:
         n_steps: int,
         seed: int | None = None,
         *,
-        graph: nx.Graph | None = None,
+        graph: Links | nx.Graph | None = None,
         n_memories: int = 10,
         p_share: float = 0.5,
     ) -> None:
@@ -67,10 +67,8 @@ class NetworkSharing:
         graph = graph if graph is not None else self.build_graph(n_agents, self.rng)
         self.neighbours: list[list[int]] = [sorted(graph.neighbors(i)) for i in range(n_agents)]
 
-    def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
-        import networkx as nx
-
-        return nx.empty_graph(n_agents)
+    def build_graph(self, n_agents: int, rng: np.random.Generator) -> Links | nx.Graph:
+        return Links(n_agents)
 
     def share_memories(self, i_step: int, agent_states: AgentStates) -> Exchange:
         exchanges: Exchange = {}
@@ -82,13 +80,29 @@ class NetworkSharing:
         return exchanges
 
 
-def random_dyads(n_agents: int, rng: np.random.Generator) -> nx.Graph:
+class Links:
+    """Undirected links between agents, as much of a graph as the simplest networks need
+    (``neighbors`` and ``adj`` as networkx names them), so that running them does not
+    import networkx."""
+
+    def __init__(self, n_agents: int) -> None:
+        self.adj: dict[int, set[int]] = {i: set() for i in range(n_agents)}
+
+    def add_edges_from(self, pairs: Iterable[tuple[int, int]]) -> None:
+        for a, b in pairs:
+            if a != b:
+                self.adj[a].add(b)
+                self.adj[b].add(a)
+
+    def neighbors(self, agent: int) -> Iterator[int]:
+        return iter(self.adj[agent])
+
+
+def random_dyads(n_agents: int, rng: np.random.Generator) -> Links:
     """A random perfect matching; with an odd count the last agent joins a random dyad,
     which becomes a triad (all three linked)."""
-    import networkx as nx
-
     order = [int(i) for i in rng.permutation(n_agents)]
-    graph = nx.empty_graph(n_agents)
+    graph = Links(n_agents)
     graph.add_edges_from(zip(order[0::2], order[1::2], strict=False))
     if n_agents % 2 and n_agents > 1:
         joined = order[int(rng.integers(n_agents - 1))]
@@ -100,7 +114,7 @@ def random_dyads(n_agents: int, rng: np.random.Generator) -> nx.Graph:
 class Paired(NetworkSharing):
     """Fixed random dyads; partners learn from each other."""
 
-    def build_graph(self, n_agents: int, rng: np.random.Generator) -> nx.Graph:
+    def build_graph(self, n_agents: int, rng: np.random.Generator) -> Links:
         return random_dyads(n_agents, rng)
 
 
