@@ -1,0 +1,150 @@
+"""Whole commands as a user runs them: wall time from process start to exit, side by side
+with the straightforward single-process simulator of ``../shared/bench/`` (the yardstick,
+not part of the project).
+
+Every command runs once per round, rounds interleaved (so a disturbance of the machine hits
+all of them alike); the table gives each command's best and median round. The empowerment
+prior is built before the first round (a user's second command finds it cached).
+
+Also the fixed cost of a protocol in a command: ten files of a protocol that shares
+nothing (so its own work is nil), against one, sandboxed and trusted.
+
+    python benchmarks/bench_commands.py [--record] [--recipes PATH] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchlib import load, parser, report
+
+HERE = Path(__file__).resolve().parent
+YARDSTICK = HERE.parent.parent / "shared" / "bench"
+QUIET = '''
+class Quiet{k}:
+    """Shares nothing: what running a protocol file costs beyond its own work."""
+
+    def __init__(self, n_agents, n_steps, seed=None):
+        self.n_agents = n_agents
+
+    def share_memories(self, i_step, agent_states):
+        return {{}}
+'''
+
+
+def tpdisc(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tpdisc.cli", *args]
+
+
+def commands(recipes: str, quiet: list[str]) -> dict[str, list[str]]:
+    data = ["--recipes", recipes]
+    found = {
+        "straightforward simulator, paired, 30 sims": [
+            sys.executable,
+            str(YARDSTICK / "straightforward_sim.py"),
+            recipes,
+            str(YARDSTICK / "paired.py"),
+            "--sims",
+            "30",
+        ],
+        "evaluate paired --agent-type stochastic --sims 30": tpdisc(
+            "evaluate", "paired", "--agent-type", "stochastic", "--sims", "30", *data
+        ),
+        "  stochastic, --executor serial": tpdisc(
+            "evaluate",
+            "paired",
+            "--agent-type",
+            "stochastic",
+            "--sims",
+            "30",
+            "--executor",
+            "serial",
+            *data,
+        ),
+        "evaluate paired --sims 30 (empowerment)": tpdisc(
+            "evaluate", "paired", "--sims", "30", *data
+        ),
+        "  empowerment, --executor serial": tpdisc(
+            "evaluate", "paired", "--sims", "30", "--executor", "serial", *data
+        ),
+        "1 protocol file (shares nothing) × 30 sims, stochastic": tpdisc(
+            "evaluate", quiet[0], "--agent-type", "stochastic", "--sims", "30", *data
+        ),
+        "10 protocol files (share nothing) × 30 sims, stochastic": tpdisc(
+            "evaluate", *quiet, "--agent-type", "stochastic", "--sims", "30", *data
+        ),
+        "  10 files, --trusted (no sandbox)": tpdisc(
+            "evaluate", *quiet, "--agent-type", "stochastic", "--sims", "30", "--trusted", *data
+        ),
+        "  1 file, --trusted": tpdisc(
+            "evaluate", quiet[0], "--agent-type", "stochastic", "--sims", "30", "--trusted", *data
+        ),
+    }
+    if not (YARDSTICK / "straightforward_sim.py").is_file():
+        del found["straightforward simulator, paired, 30 sims"]
+    return found
+
+
+def run(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--rounds", type=int, default=5)
+    args = p.parse_args()
+    recipes = args.recipes or str(HERE.parent.parent / "shared" / "data" / "alchemy2.json")
+    folder = Path(tempfile.mkdtemp(prefix="tpdisc-bench-commands-"))
+    quiet = []
+    for k in range(10):
+        path = folder / f"quiet{k}.py"
+        path.write_text(QUIET.format(k=k))
+        quiet.append(str(path))
+    try:
+        todo = commands(recipes, quiet)
+        subprocess.run(tpdisc("prior", "build", "--recipes", recipes), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        walls: dict[str, list[float]] = {name: [] for name in todo}
+        for _ in range(args.rounds):
+            for name, command in todo.items():
+                walls[name].append(run(command))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    best = {name: min(w) for name, w in walls.items()}
+    lines = [
+        f"Whole commands (process start to exit), {args.rounds} interleaved rounds; {load()}.",
+        "",
+        "| command | best | median |",
+        "|---|---|---|",
+    ]
+    for name, w in walls.items():
+        lines.append(f"| {name} | {min(w):.2f} s | {statistics.median(w):.2f} s |")
+    names = list(walls)
+    yardstick = next((n for n in names if "straightforward" in n), None)
+    stochastic = next(n for n in names if "--agent-type stochastic --sims 30" in n)
+    if yardstick is not None:
+        lines += ["", f"Straightforward simulator / tpdisc, stochastic command: "
+                      f"**{best[yardstick] / best[stochastic]:.2f}×** (best rounds)."]  # fmt: skip
+    files = [n for n in names if "protocol file" in n or "--trusted" in n]
+    one, ten, ten_trusted, one_trusted = (best[n] for n in files)  # in the order of commands()
+    sandboxed = (ten - one) / 9
+    trusted = (ten_trusted - one_trusted) / 9
+    lines += [
+        f"Each further protocol file (30 sims, sharing nothing) adds {sandboxed * 1000:.0f} ms "
+        f"sandboxed, {trusted * 1000:.0f} ms trusted: the sandbox's cost per protocol is "
+        f"**{(sandboxed - trusted) * 1000:.0f} ms** (a worker started per simulation, and "
+        "the states sent every step).",
+    ]
+    report("bench_commands", "Whole commands", lines, args.record)
+
+
+if __name__ == "__main__":
+    main()
