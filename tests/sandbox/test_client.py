@@ -148,3 +148,42 @@ def test_stopping_the_zygote_ends_its_workers() -> None:
         runner.share(0, toy_states())
     assert info.value.kind == "worker-died"
     assert info.value.reason.startswith("worker died")
+
+
+SKLEARN_PROTOCOL = """
+import numpy as np
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.n_agents = n_agents
+
+    def share_memories(self, i_step, agent_states):
+        from sklearn.neighbors import KDTree
+
+        KDTree(np.eye(3)).query(np.eye(3), k=1)
+        return {}
+"""
+
+
+def test_optional_imports_finds_scikit_learn_wherever_the_source_imports_it() -> None:
+    assert client.optional_imports("from sklearn.neighbors import KDTree\n") == ("sklearn",)
+    assert client.optional_imports("def f():\n    import sklearn.metrics as m\n") == ("sklearn",)
+    assert client.optional_imports("import numpy as np\nimport math\n") == ()
+    assert client.optional_imports("from .sklearn import x\n") == ()
+    assert client.optional_imports("def (:\n") == ()
+
+
+def test_the_zygote_loads_scikit_learn_only_for_a_protocol_that_imports_it() -> None:
+    def mapped() -> str:
+        return Path(f"/proc/{client.get_zygote().pid}/maps").read_text()
+
+    client.shutdown()
+    with source_spec(ECHO).open(3, 5, 0) as runner:
+        runner.share(0, toy_states())
+    assert "/sklearn/" not in mapped()  # a fast start: no scikit-learn, no scipy
+    with source_spec(SKLEARN_PROTOCOL).open(3, 5, 0) as runner:
+        assert runner.share(0, toy_states()) == {}
+    assert "/sklearn/" in mapped()
+    with source_spec(ECHO).open(3, 5, 0) as runner:  # and the zygote still serves others
+        assert runner.share(0, toy_states()) == {0: [(1, 0)]}

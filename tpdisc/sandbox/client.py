@@ -7,7 +7,9 @@ the zygote exits when its control socket closes or its parent dies, and kills it
 
 from __future__ import annotations
 
+import ast
 import atexit
+import functools
 import json
 import os
 import select
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,11 +131,14 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def spawn(self) -> WorkerHandle:
+    def spawn(self, extras: Sequence[str] = ()) -> WorkerHandle:
+        """A new worker; ``extras``: the optional libraries its protocol imports, which the
+        zygote loads first if it has not yet (see :func:`optional_imports`)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        request = b" ".join([b"spawn", *(e.encode() for e in extras)])
         try:
             with self.lock:
-                socket.send_fds(self.control, [b"spawn"], [theirs.fileno()])
+                socket.send_fds(self.control, [request], [theirs.fileno()])
                 reply, fds, _, _ = socket.recv_fds(self.control, 1024, 1)
         except OSError as err:
             ours.close()
@@ -179,6 +185,26 @@ _zygote: Zygote | None = None
 _lock = threading.Lock()
 _start_error: tuple[float, str] | None = None
 RETRY_AFTER = 5.0
+
+
+# Libraries the zygote loads only for protocols that import them (zygote.EXTRAS).
+OPTIONAL_LIBRARIES = ("sklearn",)
+
+
+@functools.lru_cache(maxsize=256)
+def optional_imports(source: str) -> tuple[str, ...]:
+    """The optional libraries ``source`` imports, anywhere in its code."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()  # the worker reports what is wrong with the source
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.partition(".")[0])
+    return tuple(name for name in OPTIONAL_LIBRARIES if name in found)
 
 
 def get_zygote() -> Zygote:

@@ -15,7 +15,13 @@ from tpdisc.protocols.interface import AgentStates, ProtocolRunner
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sandbox import codec
 from tpdisc.sandbox.channel import Channel, ReplyTooLarge
-from tpdisc.sandbox.client import WorkerHandle, Zygote, ZygoteError, get_zygote
+from tpdisc.sandbox.client import (
+    WorkerHandle,
+    Zygote,
+    ZygoteError,
+    get_zygote,
+    optional_imports,
+)
 from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.sandbox.errors import SandboxError, worker_death
 from tpdisc.sandbox.policy import seccomp_support
@@ -65,7 +71,7 @@ class SandboxRunner(ProtocolRunner):
         self.sent: dict[int, tuple[Sequence[Any], Sequence[Any]]] = {}  # what the worker has
         self.zygote, seccomp = self._zygote()
         try:
-            self.worker: WorkerHandle | None = self.zygote.spawn()
+            self.worker: WorkerHandle | None = self.zygote.spawn(optional_imports(spec.source))
         except ZygoteError as err:
             raise SandboxError("sandbox", str(err), self.origin) from None
         _live.add(self)

@@ -1,12 +1,13 @@
 """The zygote: a clean interpreter that pre-imports everything and forks one worker per
-simulation.
+simulation (scikit-learn only once a protocol that imports it is to run).
 
 It is started (by :mod:`tpdisc.sandbox.client`) from a fresh executable with a minimal
 environment, so it holds no secret of the parent, and it never runs protocol code itself:
 sources go straight from the parent to each forked worker. Requests arrive on a
 SOCK_SEQPACKET control socket:
 
-- ``spawn`` with one fd attached (the worker's end of its socket): fork a worker on it and
+- ``spawn [EXTRA ...]`` with one fd attached (the worker's end of its socket): load the
+  optional libraries named (:data:`EXTRAS`) if not loaded yet, fork a worker on it and
   answer ``ok <pid>`` with a pidfd of the worker attached, so the parent can kill it without
   any pid-reuse race;
 - ``status <pid>``: how that worker ended, ``status <pid> signal|exit <n> <cpu seconds>``
@@ -97,16 +98,6 @@ def preload() -> None:
     with contextlib.suppress(ImportError, RuntimeError, OSError):
         import pyseccomp  # noqa: F401
 
-    # scikit-learn treats pandas as optional, and protocols cannot import it: without it (and
-    # the pyarrow it pulls in) each worker maps ~200 MB less and forks faster.
-    blocker = _Refuse(OPTIONAL_HEAVY)
-    sys.meta_path.insert(0, blocker)
-    try:
-        import sklearn.metrics
-        import sklearn.neighbors
-    finally:
-        sys.meta_path.remove(blocker)
-
     import tpdisc.sandbox.worker  # noqa: F401
 
     rng = np.random.default_rng(0)
@@ -121,6 +112,28 @@ def preload() -> None:
     np.linalg.eigh(x.T @ x)
     np.fft.fft(x[:, 0])
     np.polynomial.polynomial.polyfit(x[:, 0], x[:, 1], 2)
+    # Everything imported so far stays put: no worker's garbage collection walks it, which
+    # would copy every page of the zygote's heap into the worker (~0.2 s per worker).
+    gc.collect()
+    gc.freeze()
+
+
+def preload_sklearn() -> None:
+    """scikit-learn (with scipy, about 0.7 s to import): loaded when the first protocol
+    that imports it is about to run, not at start, so that zygotes whose protocols do not
+    use it (most) start fast."""
+    # scikit-learn treats pandas as optional, and protocols cannot import it: without it (and
+    # the pyarrow it pulls in) each worker maps ~200 MB less and forks faster.
+    blocker = _Refuse(OPTIONAL_HEAVY)
+    sys.meta_path.insert(0, blocker)
+    try:
+        import sklearn.metrics
+        import sklearn.neighbors
+    finally:
+        sys.meta_path.remove(blocker)
+    import numpy as np
+
+    x = np.random.default_rng(0).random((40, 3))
     for tree in (sklearn.neighbors.KDTree(x), sklearn.neighbors.BallTree(x)):
         tree.query(x[:2], k=3)
         tree.query_radius(x[:2], r=0.3)
@@ -135,10 +148,12 @@ def preload() -> None:
     sklearn.metrics.jaccard_score(labels, labels[::-1])
     sklearn.metrics.accuracy_score(labels, labels)
     sklearn.metrics.mutual_info_score(labels, labels[::-1])
-    # Everything imported so far stays put: no worker's garbage collection walks it, which
-    # would copy every page of the zygote's heap into the worker (~0.2 s per worker).
     gc.collect()
     gc.freeze()
+
+
+# What a spawn request may ask the zygote to load first (see Zygote.load).
+EXTRAS = {"sklearn": preload_sklearn}
 
 
 def probe_seccomp() -> tuple[bool, str]:
@@ -172,6 +187,7 @@ class Zygote:
         self.pid = os.getpid()
         self.uid, self.gid = nobody()
         self.children: set[int] = set()
+        self.loaded: set[str] = set()
         self.statuses: collections.OrderedDict[int, str] = collections.OrderedDict()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
@@ -197,6 +213,14 @@ class Zygote:
                 self.statuses.popitem(last=False)
             if pid != -1:
                 return
+
+    def load(self, names: list[bytes]) -> None:
+        """The optional libraries a worker's protocol imports, once per zygote."""
+        for name in names:
+            extra = name.decode(errors="replace")
+            if extra in EXTRAS and extra not in self.loaded:
+                EXTRAS[extra]()
+                self.loaded.add(extra)
 
     def spawn(self, fd: int) -> None:
         try:
@@ -254,7 +278,8 @@ class Zygote:
                 message, fds, _, _ = socket.recv_fds(self.control, 1024, 4)
                 if not message:
                     return
-                if message == b"spawn" and len(fds) == 1:
+                if message.split(b" ")[0] == b"spawn" and len(fds) == 1:
+                    self.load(message.split()[1:])
                     self.spawn(fds[0])
                     continue
                 for fd in fds:
