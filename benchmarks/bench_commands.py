@@ -6,8 +6,9 @@ Every command runs once per round, rounds interleaved (so a disturbance of the m
 all of them alike); the table gives each command's best and median round. The empowerment
 prior is built before the first round (a user's second command finds it cached).
 
-Also the fixed cost of a protocol in a command: ten files of a protocol that shares
-nothing (so its own work is nil), against one, sandboxed and trusted.
+Also what one more protocol file costs in a command, split into a fixed part and a part
+per simulation: one and ten files of a protocol that shares nothing (so its own work is
+nil), with 1 and 30 simulations each, sandboxed and trusted, on one core (serial).
 
     python benchmarks/bench_commands.py [--record] [--recipes PATH] [--rounds 5]
 """
@@ -73,22 +74,24 @@ def commands(recipes: str, quiet: list[str]) -> dict[str, list[str]]:
         "  empowerment, --executor serial": tpdisc(
             "evaluate", "paired", "--sims", "30", "--executor", "serial", *data
         ),
-        "1 protocol file (shares nothing) × 30 sims, stochastic": tpdisc(
-            "evaluate", quiet[0], "--agent-type", "stochastic", "--sims", "30", *data
-        ),
-        "10 protocol files (share nothing) × 30 sims, stochastic": tpdisc(
-            "evaluate", *quiet, "--agent-type", "stochastic", "--sims", "30", *data
-        ),
-        "  10 files, --trusted (no sandbox)": tpdisc(
-            "evaluate", *quiet, "--agent-type", "stochastic", "--sims", "30", "--trusted", *data
-        ),
-        "  1 file, --trusted": tpdisc(
-            "evaluate", quiet[0], "--agent-type", "stochastic", "--sims", "30", "--trusted", *data
-        ),
     }
+    for files in (1, 10):
+        for sims in (1, 30):
+            for trusted in (False, True):
+                found[file_label(files, sims, trusted)] = tpdisc(
+                    "evaluate", *quiet[:files], "--agent-type", "stochastic", "--sims",
+                    str(sims), "--executor", "serial", *(["--trusted"] if trusted else []), *data,
+                )  # fmt: skip
     if not (YARDSTICK / "straightforward_sim.py").is_file():
         del found["straightforward simulator, paired, 30 sims"]
     return found
+
+
+def file_label(files: int, sims: int, trusted: bool) -> str:
+    return (
+        f"{files} protocol file{'s' if files > 1 else ''} (sharing nothing) × {sims} "
+        f"sim{'s' if sims > 1 else ''}, serial{', --trusted' if trusted else ''}"
+    )
 
 
 def run(command: list[str]) -> float:
@@ -133,16 +136,18 @@ def main() -> None:
     if yardstick is not None:
         lines += ["", f"Straightforward simulator / tpdisc, stochastic command: "
                       f"**{best[yardstick] / best[stochastic]:.2f}×** (best rounds)."]  # fmt: skip
-    files = [n for n in names if "protocol file" in n or "--trusted" in n]
-    one, ten, ten_trusted, one_trusted = (best[n] for n in files)  # in the order of commands()
-    sandboxed = (ten - one) / 9
-    trusted = (ten_trusted - one_trusted) / 9
-    lines += [
-        f"Each further protocol file (30 sims, sharing nothing) adds {sandboxed * 1000:.0f} ms "
-        f"sandboxed, {trusted * 1000:.0f} ms trusted: the sandbox's cost per protocol is "
-        f"**{(sandboxed - trusted) * 1000:.0f} ms** (a worker started per simulation, and "
-        "the states sent every step).",
-    ]
+    # T(files, sims) = start + files * (per protocol + sims * per simulation), serially.
+    for trusted in (False, True):
+        d1 = best[file_label(10, 1, trusted)] - best[file_label(1, 1, trusted)]
+        d30 = best[file_label(10, 30, trusted)] - best[file_label(1, 30, trusted)]
+        per_sim = (d30 - d1) / (9 * 29)
+        per_protocol = d1 / 9 - per_sim
+        how = "trusted (in-process)" if trusted else "sandboxed"
+        lines.append(
+            f"{how}: each protocol file costs **{per_protocol * 1000:.0f} ms** once "
+            f"and {per_sim * 1000:.1f} ms per simulation (a protocol that shares nothing, "
+            "10 stochastic agents × 150 steps)."
+        )
     report("bench_commands", "Whole commands", lines, args.record)
 
 
