@@ -37,25 +37,23 @@ from typing import Any
 
 import numpy as np
 
+from tpdisc.agents import empowerment_kernels as kernels
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
+from tpdisc.agents.compiled import reference_mode
+from tpdisc.agents.empowerment_kernels import (
+    BAND_MIN,
+    FAILURE,
+    NEGLIGIBLE,
+    OWN_SUCCESS,
+    UNKNOWN,
+    ZERO,
+)
 from tpdisc.agents.empowerment_tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
 NOISE_SD = 0.1
-# Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
-# result with children left) comes out at ~1e-7 from the prior's float32 summaries, and
-# must still be discarded as worthless. Real values are ~1e-2 and more.
-ZERO = 1e-6
-# The softmax draw leaves out options more than NEGLIGIBLE temperatures below the best: each
-# has under e^-40 (4e-18) of the best one's weight, all together under 4e-14 of the
-# probability with 10,000 options, so a draw would pick one about once in 10^13 decisions.
-# In a late game most options are that far down, and weighing them was most of a decision.
-NEGLIGIBLE = 40.0
-BAND_MIN = 1024  # below, leaving options out costs more than weighing them
-# Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
-UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
 
 
 def softmax_probabilities(values: np.ndarray, beta: float, zscore: bool) -> np.ndarray:
@@ -88,6 +86,17 @@ def _temperature(n: int, total: float, squares: float, beta: float, zscore: bool
     if var <= 1e-24 * max(1.0, mean * mean):
         return None
     return beta * math.sqrt(var)
+
+
+def _uniform_draw(x: np.ndarray, n: int, rng: np.random.Generator) -> int:
+    """Every one of the ``n`` options equal (the finite entries of ``x``, then the others):
+    a uniform draw, as a softmax of equal weights."""
+    k = min(int(rng.random() * n), n - 1)
+    live = np.flatnonzero(x > ZERO)
+    return int(live[k]) if k < live.size else x.size + k - live.size
+
+
+_NO_EXTRA = np.empty(0)  # _softmax_draw_compiled's "no extra options"; never written
 
 
 class _Rows:
@@ -150,16 +159,21 @@ class _LiveOptions:
         self.position = np.empty(0, dtype=np.int32)  # by row: its place in ``rows``, or -1
         self._x, self._position = self.x.data, self.position.data
 
-    def rebuild(self, values: np.ndarray) -> None:
+    def rebuild(self, values: np.ndarray, compiled: bool) -> None:
         n = values.size
-        self.rows = np.flatnonzero(values > ZERO)
-        self.x = values.take(self.rows)
-        self.count = self.rows.size
-        self.total, self.squares = float(self.x.sum()), float(self.x @ self.x)
         if self.position.size < n:
             self.position = np.empty(max(n, 2 * self.position.size), dtype=np.int32)
-        self.position[:n] = -1
-        self.position[self.rows] = np.arange(self.count, dtype=np.int32)
+        if compiled:
+            self.rows, self.x, self.total = kernels.live_options(values, n, self.position)
+            self.count = self.rows.size
+        else:
+            self.rows = np.flatnonzero(values > ZERO)
+            self.x = values.take(self.rows)
+            self.count = self.rows.size
+            self.total = float(self.x.sum())
+            self.position[:n] = -1
+            self.position[self.rows] = np.arange(self.count, dtype=np.int32)
+        self.squares = float(self.x @ self.x)  # BLAS: numpy's bits on either path
         self._x, self._position = self.x.data, self.position.data
         self.dirty = False
 
@@ -196,8 +210,19 @@ class EmpowermentAgent(Agent):
         beta: float = 0.5,
         p_social: float = 0.5,
         choices: EmpowermentChoices | None = None,
+        reference: bool | None = None,
     ) -> None:
+        """``reference``: run the numpy reference instead of the compiled kernels (the
+        default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.tables = tables
+        self.compiled = not (reference_mode() if reference is None else reference)
+        self._prior_tables = (
+            tables.p_success,
+            tables.resid,
+            tables.expect,
+            tables.top_idx,
+            tables.top_p,
+        )
         self.beta = beta
         self.p_social = p_social
         self.choices = choices or EmpowermentChoices()
@@ -254,6 +279,9 @@ class EmpowermentAgent(Agent):
         self.n_owned = 0
 
     def _gain(self, e: int) -> None:
+        if self.compiled:
+            self._gain_compiled(e)
+            return
         rows, n = self.rows, self.rows.size
         worth = float(self.item[e])
         if self.choices.owned != "ignore":
@@ -289,6 +317,53 @@ class EmpowermentAgent(Agent):
         self._social_cache.clear()
         value = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
         np.copyto(value, rows.a[:n], where=rows.frozen[:n])
+
+    def _gain_compiled(self, e: int) -> None:
+        """:meth:`_gain` in one kernel call; rows frozen as a received success are found
+        by their code instead of ``_received_rows``."""
+        rows, n = self.rows, self.rows.size
+        worth = float(self.item[e])
+        scan = self.choices.owned != "ignore"
+        if scan:
+            self.u[e] -= worth
+            self.u_sum -= worth
+            self.n_owned += 1
+        self.owned[e] = True
+        self.owned_weight[e] = 1.0
+        m = len(self.inventory) + 1
+        self.inventory_ids[m - 1] = e
+        self.inventory.append(e)
+        rows.reserve(m)
+        kernels.gain(
+            e,
+            worth,
+            scan,
+            self.inventory_ids[:m],
+            self.tables.pair_id,
+            self._prior_tables,
+            (self.u, self.owned_weight, self.item, self.owned, self.known, self.row_of),
+            self.u_sum,
+            self.n_owned,
+            self.renormalise,
+            n,
+            (
+                rows.lo,
+                rows.hi,
+                rows.ps,
+                rows.a,
+                rows.b,
+                rows.c,
+                rows.d,
+                rows.value,
+                rows.code,
+                rows.frozen,
+            ),
+            rows.top,
+            rows.dtop,
+        )
+        rows.size = n + m
+        self.live.dirty = True
+        self._social_cache.clear()
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -372,6 +447,21 @@ class EmpowermentAgent(Agent):
     def observe_received(self, memories: Sequence[Memory]) -> None:
         n = self.tables.n
         keep_results = self.choices.received == "item"
+        if self.compiled:
+            rows, live = self.rows, self.live
+            live.count, live.total, live.squares, live.dirty = kernels.learn(
+                np.array(memories, dtype=np.int64).reshape(-1, 3),
+                keep_results,
+                self.tables.pair_id,
+                (self.known, self.row_of, self.item, self.owned),
+                (rows.code, rows.frozen, rows.a, rows.value),
+                (live.position, live.x),
+                live.count,
+                live.total,
+                live.squares,
+                live.dirty,
+            )
+            return
         for a, b, r in memories:
             if r == FAILED:
                 code = FAILURE
@@ -426,9 +516,22 @@ class EmpowermentAgent(Agent):
         cached = self._social_cache.get(single) if single is not None else None
         if cached is not None:
             return cached
-        pid = self._social_pairs(extra)
-        a, b, c, d, *_ = self._prior_terms(pid)
-        prior = (pid, self._values(a, b, c, d))
+        if self.compiled:
+            prior = kernels.social_prior(
+                extra,
+                self.inventory_ids[: len(self.inventory)],
+                self.tables.pair_id,
+                self._prior_tables,
+                self.u,
+                self.owned_weight,
+                self.u_sum,
+                self.n_owned,
+                self.renormalise,
+            )
+        else:
+            pid = self._social_pairs(extra)
+            a, b, c, d, *_ = self._prior_terms(pid)
+            prior = (pid, self._values(a, b, c, d))
         if single is not None:
             self._social_cache[single] = prior
         return prior
@@ -445,6 +548,15 @@ class EmpowermentAgent(Agent):
             if success.any():
                 values[success] = self._known_values(code[success])
         return values, known
+
+    def _social_options(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions among the social pairs ``pid`` of those worth something, and their
+        values (see :meth:`_social_values`)."""
+        if self.compiled:
+            return kernels.social_options(pid, prior, self.known, self.item, self.owned)
+        values = self._social_values(pid, prior)[0]
+        options = np.flatnonzero(values > ZERO)
+        return options, values.take(options)
 
     def candidate_values(
         self, social: Sequence[int]
@@ -493,7 +605,7 @@ class EmpowermentAgent(Agent):
             self._gain(e)
         rows, live = self.rows, self.live
         if live.dirty:
-            live.rebuild(rows.value[: rows.size])
+            live.rebuild(rows.value[: rows.size], self.compiled)
         x, count, total, squares = live.x, live.count, live.total, live.squares
         if not social:
             if not count:
@@ -502,41 +614,50 @@ class EmpowermentAgent(Agent):
                 int(live.rows[self._softmax_draw(x, count, total, squares, None, rng)])
             )
         soc = np.asarray(social, dtype=np.intp)
-        mine = self.owned[soc]
-        extra = soc[~mine]
+        if self.compiled:
+            mine, extra = kernels.split_social(soc, self.owned)
+        else:
+            owned = self.owned[soc]
+            mine, extra = soc[owned], soc[~owned]
         s_x = None
         if extra.size:
             pid, prior = self._social_prior(extra)
-            s_values = self._social_values(pid, prior)[0]
-            s_options = np.flatnonzero(s_values > ZERO)
+            s_options, s_values = self._social_options(pid, prior)
             if s_options.size:
-                s_x = s_values.take(s_options)
+                s_x = s_values
         if not count and s_x is None:
             return self._choose_worthless(social, rng)
         index = live.rows
         # Some candidate always uses a social item (at least the self-pair of each), so
         # choose_biased always draws here.
         if rng.random() < self.p_social:
-            near = self._near_social(soc[mine])
+            near, near_x, near_total = self._near_social(mine)
             if near.size or s_x is not None:
-                index, x = near, rows.value.take(near)
-                count, total, squares = near.size, float(x.sum()), float(x @ x)
+                index, x = near, near_x
+                count, total, squares = near.size, near_total, float(x @ x)
         j = self._softmax_draw(x, count, total, squares, s_x, rng)
         if j < x.size:
             return self._row_pair(int(index[j]))
         p = int(pid[s_options[j - x.size]])
         return int(self.tables.pair_lo[p]), int(self.tables.pair_hi[p])
 
-    def _near_social(self, owned_social: np.ndarray) -> np.ndarray:
-        """The rows worth something that use one of ``owned_social``, in row order."""
-        if not owned_social.size:
-            return owned_social[:0]
+    def _near_social(self, owned_social: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """The rows worth something that use one of ``owned_social``, in row order, their
+        values and the values' sum."""
         rows, n = self.rows, self.rows.size
-        in_social = np.zeros(self.tables.n, dtype=bool)
-        in_social[owned_social] = True
-        near = in_social.take(rows.lo[:n]) | in_social.take(rows.hi[:n])
-        near &= rows.value[:n] > ZERO
-        return np.flatnonzero(near)
+        if self.compiled:
+            lo, hi, value = rows.lo[:n], rows.hi[:n], rows.value[:n]
+            return kernels.near_social(owned_social, self.tables.n, lo, hi, value)
+        if not owned_social.size:
+            near = owned_social[:0]
+        else:
+            in_social = np.zeros(self.tables.n, dtype=bool)
+            in_social[owned_social] = True
+            mask = in_social.take(rows.lo[:n]) | in_social.take(rows.hi[:n])
+            mask &= rows.value[:n] > ZERO
+            near = np.flatnonzero(mask)
+        x = rows.value.take(near)
+        return near, x, float(x.sum())
 
     def _row_pair(self, r: int) -> Pair:
         return int(self.rows.lo[r]), int(self.rows.hi[r])
@@ -573,6 +694,8 @@ class EmpowermentAgent(Agent):
         them; over many options, those more than ``NEGLIGIBLE`` temperatures below the best
         are left out (see there).
         """
+        if self.compiled:
+            return self._softmax_draw_compiled(x, count, total, squares, extra, rng)
         n, size = count, x.size  # options, and entries (options and -inf ones)
         top = float(x.max()) if count else -math.inf
         if extra is not None:
@@ -584,10 +707,8 @@ class EmpowermentAgent(Agent):
         if n == 1:
             return int(np.flatnonzero(x > ZERO)[0]) if count else x.size
         scale = _temperature(n, total, squares, self.beta, self.choices.zscore)
-        if scale is None:  # every option equal: uniform, as a softmax of equal weights
-            k = min(int(rng.random() * n), n - 1)
-            live = np.flatnonzero(x > ZERO)
-            return int(live[k]) if k < live.size else x.size + k - live.size
+        if scale is None:
+            return _uniform_draw(x, n, rng)
         if size < BAND_MIN:
             band = None
             w = x - top if extra is None else np.concatenate([x, extra]) - top
@@ -607,6 +728,32 @@ class EmpowermentAgent(Agent):
         if k == w.size:  # the random number times the sum rounded up to the sum: the last
             k = int(np.flatnonzero(w)[-1])
         return k if band is None else int(band[k])
+
+    def _softmax_draw_compiled(
+        self,
+        x: np.ndarray,
+        count: int,
+        total: float,
+        squares: float,
+        extra: np.ndarray | None,
+        rng: np.random.Generator,
+    ) -> int:
+        """:meth:`_softmax_draw` with the kernels; ``np.exp`` stays numpy's."""
+        others = _NO_EXTRA if extra is None else extra
+        top, extra_total, first = kernels.draw_summary(x, count, others)
+        n = count + others.size
+        if extra is not None:
+            total += extra_total
+            squares += float(extra @ extra)
+        if n == 1:
+            return first
+        scale = _temperature(n, total, squares, self.beta, self.choices.zscore)
+        if scale is None:
+            return _uniform_draw(x, n, rng)
+        w, band = kernels.band_weights(x, others, top, scale)
+        np.exp(w, out=w)
+        k = kernels.pick(w, rng.random())
+        return int(band[k]) if band.size else k
 
     def stats(self) -> dict[str, float]:
         return {"empowerment_fallbacks": float(self.fallbacks)}

@@ -1,0 +1,514 @@
+"""Compiled kernels of the empowerment agents (see :mod:`tpdisc.agents.compiled`).
+
+Each kernel does what a part of :class:`~tpdisc.agents.empowerment.EmpowermentAgent`'s
+numpy reference does, on the same arrays, with the same floating-point operations in the
+same order, so that both give the same bits. Two of numpy's reductions are rebuilt here for
+that: the pairwise sum of ``ndarray.sum`` (:func:`pairwise_sum`) and the two-lane
+accumulation of ``np.einsum("ij,ij->i", ...)`` (:func:`_row_dot`, numpy's baseline SSE
+loop; no fused multiply-add). ``np.exp`` and ``x @ x`` stay with the callers.
+
+The constants the kernels share with the agent live here: numba freezes globals into the
+cached machine code, and its cache notices changes to this file only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tpdisc.agents.compiled import kernel
+
+# Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
+# result with children left) comes out at ~1e-7 from the prior's float32 summaries, and
+# must still be discarded as worthless. Real values are ~1e-2 and more.
+ZERO = 1e-6
+# The softmax draw leaves out options more than NEGLIGIBLE temperatures below the best: each
+# has under e^-40 (4e-18) of the best one's weight, all together under 4e-14 of the
+# probability with 10,000 options, so a draw would pick one about once in 10^13 decisions.
+# In a late game most options are that far down, and weighing them was most of a decision.
+NEGLIGIBLE = 40.0
+BAND_MIN = 1024  # below, leaving options out costs more than weighing them
+# Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
+UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
+FAILED = -1  # a memory's result on failure (tpdisc.agents.base.FAILED)
+
+
+@kernel
+def _block_sum(a: np.ndarray, start: int, n: int) -> float:
+    """numpy's sum of at most 128 values: in order below 8, else eight running sums."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[start + i]
+        return res
+    r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+    r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
+    i = 8
+    whole = n - n % 8
+    while i < whole:
+        s = start + i
+        r0 += a[s]
+        r1 += a[s + 1]
+        r2 += a[s + 2]
+        r3 += a[s + 3]
+        r4 += a[s + 4]
+        r5 += a[s + 5]
+        r6 += a[s + 6]
+        r7 += a[s + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[start + i]
+        i += 1
+    return res
+
+
+@kernel
+def _left_size(n: int) -> int:
+    half = n // 2
+    return half - half % 8
+
+
+@kernel
+def pairwise_sum(a: np.ndarray, start: int, n: int) -> float:
+    """``a[start:start + n].sum()`` as numpy adds it: blocks of up to 128 values (see
+    :func:`_block_sum`), the two halves of a longer run summed apart, then added.
+
+    numpy recurses; this walks the same tree with a stack, as numba's cache cannot load a
+    recursive function.
+    """
+    if n <= 128:
+        return _block_sum(a, start, n)
+    starts = np.empty(64, dtype=np.intp)  # the path from the root: depth < log2(n)
+    sizes = np.empty(64, dtype=np.intp)
+    lefts = np.empty(64)
+    waiting = np.zeros(64, dtype=np.int8)  # 0: not split yet, 1: for its left, 2: right
+    starts[0], sizes[0], depth = start, n, 1
+    while True:
+        i = depth - 1
+        if sizes[i] > 128 and waiting[i] == 0:
+            waiting[i] = 1
+            starts[depth], sizes[depth], waiting[depth] = starts[i], _left_size(sizes[i]), 0
+            depth += 1
+            continue
+        v = _block_sum(a, starts[i], sizes[i])
+        depth -= 1
+        while depth:  # hand v up the path
+            j = depth - 1
+            if waiting[j] == 1:
+                lefts[j], waiting[j] = v, 2
+                half = _left_size(sizes[j])
+                starts[depth], sizes[depth], waiting[depth] = starts[j] + half, sizes[j] - half, 0
+                depth += 1
+                break
+            v = lefts[j] + v
+            depth -= 1
+        if not depth:
+            return v
+
+
+@kernel
+def _row_dot(dtop: np.ndarray, r: int, weights: np.ndarray, top: np.ndarray) -> float:
+    """``Σ_j dtop[r, j] · weights[top[r, j]]`` as ``np.einsum("ij,ij->i")`` sums it: two
+    lanes, eight products per round taken last to first, then lane 0 + lane 1."""
+    k = dtop.shape[1]
+    lane0 = 0.0
+    lane1 = 0.0
+    j = 0
+    while k - j >= 8:
+        lane0 = dtop[r, j + 6] * weights[top[r, j + 6]] + lane0
+        lane1 = dtop[r, j + 7] * weights[top[r, j + 7]] + lane1
+        lane0 = dtop[r, j + 4] * weights[top[r, j + 4]] + lane0
+        lane1 = dtop[r, j + 5] * weights[top[r, j + 5]] + lane1
+        lane0 = dtop[r, j + 2] * weights[top[r, j + 2]] + lane0
+        lane1 = dtop[r, j + 3] * weights[top[r, j + 3]] + lane1
+        lane0 = dtop[r, j] * weights[top[r, j]] + lane0
+        lane1 = dtop[r, j + 1] * weights[top[r, j + 1]] + lane1
+        j += 8
+    while j < k:
+        lane0 = dtop[r, j] * weights[top[r, j]] + lane0
+        # past the end, the last load pads lane 1 with a zero product
+        lane1 += dtop[r, j + 1] * weights[top[r, j + 1]] if j + 1 < k else 0.0
+        j += 2
+    return 0.0 + (lane0 + lane1)
+
+
+@kernel
+def _known_value(code: int, item: np.ndarray, owned: np.ndarray) -> float:
+    """A received success is worth EmpItem of its result while the agent lacks it;
+    failures and own successes nothing."""
+    if code < 0:
+        return 0.0
+    return item[code] * (0.0 if owned[code] else 1.0)
+
+
+@kernel
+def _prior_row(
+    p: int,
+    r: int,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u: np.ndarray,
+    owned_weight: np.ndarray,
+    renormalise: bool,
+    top: np.ndarray,
+    dtop: np.ndarray,
+) -> tuple[float, float, float, float, float]:
+    """Fill ``top[r]`` and ``dtop[r]`` for pair ``p`` and return its (ps, a, b, c, d)."""
+    p_success, resid, expect, top_idx, top_p = tables
+    ps = p_success[p]
+    rho = resid[p]
+    for j in range(top.shape[1]):
+        top[r, j] = top_idx[p, j]
+        dtop[r, j] = np.float64(top_p[p, j]) - rho
+    a = ps * (expect[p] + _row_dot(dtop, r, u, top))
+    b = ps * rho
+    if not renormalise:  # c and d are read only when renormalising
+        return ps, a, b, b, b
+    return ps, a, b, _row_dot(dtop, r, owned_weight, top), rho
+
+
+@kernel
+def _value(
+    a: float, b: float, c: float, d: float, u_sum: float, n_owned: int, renormalise: bool
+) -> float:
+    value = b * u_sum + a
+    if renormalise:
+        den = d * -float(n_owned)
+        den = den - c
+        den = den + 1.0
+        if den < 1e-9:  # np.maximum(den, 1e-9), NaN kept
+            den = 1e-9
+        value = value / den
+    return value
+
+
+@kernel
+def gain(
+    e: int,
+    worth: float,
+    scan: bool,
+    partners: np.ndarray,
+    pair_id: np.ndarray,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u_sum: float,
+    n_owned: int,
+    renormalise: bool,
+    n: int,
+    rows: tuple[np.ndarray, ...],
+    top: np.ndarray,
+    dtop: np.ndarray,
+) -> None:
+    """The rows after the agent gained ``e`` (its ``u``, ownership and counts already
+    updated): ``_gain`` then ``_add_rows`` of the reference, and every row's value.
+
+    ``agent`` = (u, owned_weight, item, owned, known, row_of); ``rows`` = (lo, hi, ps, a,
+    b, c, d, value, code, frozen), with ``n`` rows before this gain and room for
+    ``partners.size`` more.
+    """
+    u, owned_weight, item, owned, known, row_of = agent
+    lo, hi, ps, a, b, c, d, value, code, frozen = rows
+    k = top.shape[1]
+    if scan:  # the lasting candidates that may yield e lose its worth
+        for r in range(n):
+            if frozen[r]:
+                continue
+            for j in range(k):
+                if top[r, j] == e:  # results are distinct within a row
+                    dr = dtop[r, j]
+                    a[r] = a[r] - ps[r] * dr * worth
+                    c[r] = c[r] + dr
+                    break
+    for r in range(n):  # received successes that yield e are now worth nothing
+        if code[r] == e:
+            a[r] = 0.0
+    for i in range(partners.size):
+        q = partners[i]
+        p = pair_id[e, q]
+        r = n + i
+        lo[r] = min(q, e)
+        hi[r] = max(q, e)
+        ps[r], a[r], b[r], c[r], d[r] = _prior_row(
+            p, r, tables, u, owned_weight, renormalise, top, dtop
+        )
+        known_code = known[p]
+        code[r] = known_code
+        frozen[r] = known_code != UNKNOWN
+        if frozen[r]:
+            a[r] = _known_value(known_code, item, owned)
+        row_of[p] = r
+    for r in range(n + partners.size):
+        if frozen[r]:
+            value[r] = a[r]
+        else:
+            value[r] = _value(a[r], b[r], c[r], d[r], u_sum, n_owned, renormalise)
+
+
+@kernel
+def live_options(value: np.ndarray, n: int, position: np.ndarray) -> tuple:
+    """The rows worth something, their values and the values' sum; ``position`` maps each
+    row to its place among them (-1 for the others)."""
+    count = 0
+    for r in range(n):
+        if value[r] > ZERO:
+            count += 1
+    rows = np.empty(count, dtype=np.intp)
+    x = np.empty(count)
+    i = 0
+    for r in range(n):
+        if value[r] > ZERO:
+            rows[i] = r
+            x[i] = value[r]
+            position[r] = i
+            i += 1
+        else:
+            position[r] = -1
+    return rows, x, pairwise_sum(x, 0, count)
+
+
+@kernel
+def learn(
+    memories: np.ndarray,
+    keep_results: bool,
+    pair_id: np.ndarray,
+    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    live: tuple[np.ndarray, np.ndarray],
+    count: int,
+    total: float,
+    squares: float,
+    dirty: bool,
+) -> tuple[int, float, float, bool]:
+    """What the agent learns from received ``memories`` (rows of a, b, result), in order:
+    ``known``, the rows it freezes, and the live options' count, sum and sum of squares,
+    returned with whether they need a rebuild.
+
+    ``agent`` = (known, row_of, item, owned); ``rows`` = (code, frozen, a, value); ``live``
+    = (position, x).
+    """
+    known, row_of, item, owned = agent
+    code, frozen, a, value = rows
+    position, x = live
+    for i in range(memories.shape[0]):
+        ea, eb, result = memories[i, 0], memories[i, 1], memories[i, 2]
+        p = pair_id[min(ea, eb), max(ea, eb)]
+        if result == FAILED:
+            new_code = FAILURE
+        elif keep_results:
+            new_code = result
+        else:
+            continue  # received successes are left to the prior
+        if known[p] == OWN_SUCCESS:
+            continue
+        known[p] = new_code
+        r = row_of[p]
+        if r < 0:
+            continue
+        v = _known_value(new_code, item, owned)
+        code[r] = new_code
+        frozen[r] = True
+        a[r] = v
+        value[r] = v
+        if dirty:
+            continue
+        place = position[r]
+        if place < 0:
+            dirty = v > ZERO  # a new option: its place is found by a rebuild
+            continue
+        old = x[place]
+        if old > ZERO:
+            count -= 1
+            total -= old
+            squares -= old * old
+        if v > ZERO:
+            count += 1
+            total += v
+            squares += v * v
+            x[place] = v
+        else:
+            x[place] = -np.inf
+    return count, total, squares, dirty
+
+
+@kernel
+def social_prior(
+    extra: np.ndarray,
+    inventory: np.ndarray,
+    pair_id: np.ndarray,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u: np.ndarray,
+    owned_weight: np.ndarray,
+    u_sum: float,
+    n_owned: int,
+    renormalise: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pair ids of the pairs needing the social elements ``extra`` (each with the
+    inventory, the extra elements before it and itself) and their empowerment before what
+    the agent knows of them."""
+    m = inventory.size
+    size = 0
+    for i in range(extra.size):
+        size += m + i + 1
+    pid = np.empty(size, dtype=np.intp)
+    values = np.empty(size)
+    k = tables[3].shape[1]
+    top = np.empty((1, k), dtype=tables[3].dtype)
+    dtop = np.empty((1, k))
+    j = 0
+    for i in range(extra.size):
+        e = extra[i]
+        for q in range(m + i + 1):
+            partner = inventory[q] if q < m else extra[q - m]
+            p = pair_id[e, partner]
+            pid[j] = p
+            _, a, b, c, d = _prior_row(p, 0, tables, u, owned_weight, renormalise, top, dtop)
+            values[j] = _value(a, b, c, d, u_sum, n_owned, renormalise)
+            j += 1
+    return pid, values
+
+
+@kernel
+def social_options(
+    pid: np.ndarray, prior: np.ndarray, known: np.ndarray, item: np.ndarray, owned: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and values of the social pairs worth something, after what the agent
+    knows of them."""
+    values = np.empty(pid.size)
+    count = 0
+    for i in range(pid.size):
+        known_code = known[pid[i]]
+        v = prior[i] if known_code == UNKNOWN else _known_value(known_code, item, owned)
+        values[i] = v
+        if v > ZERO:
+            count += 1
+    options = np.empty(count, dtype=np.intp)
+    x = np.empty(count)
+    j = 0
+    for i in range(pid.size):
+        if values[i] > ZERO:
+            options[j] = i
+            x[j] = values[i]
+            j += 1
+    return options, x
+
+
+@kernel
+def near_social(
+    owned_social: np.ndarray, n_elements: int, lo: np.ndarray, hi: np.ndarray, value: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The rows worth something that use one of ``owned_social``, in row order, their
+    values and the values' sum."""
+    in_social = np.zeros(n_elements, dtype=np.bool_)
+    for e in owned_social:
+        in_social[e] = True
+    n = value.size
+    count = 0
+    for r in range(n):
+        if (in_social[lo[r]] or in_social[hi[r]]) and value[r] > ZERO:
+            count += 1
+    near = np.empty(count, dtype=np.intp)
+    x = np.empty(count)
+    j = 0
+    for r in range(n):
+        if (in_social[lo[r]] or in_social[hi[r]]) and value[r] > ZERO:
+            near[j] = r
+            x[j] = value[r]
+            j += 1
+    return near, x, pairwise_sum(x, 0, count)
+
+
+@kernel
+def split_social(social: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The social items the agent owns and those it does not, each in order."""
+    n_owned = 0
+    for e in social:
+        if owned[e]:
+            n_owned += 1
+    mine = np.empty(n_owned, dtype=np.intp)
+    extra = np.empty(social.size - n_owned, dtype=np.intp)
+    i = j = 0
+    for e in social:
+        if owned[e]:
+            mine[i] = e
+            i += 1
+        else:
+            extra[j] = e
+            j += 1
+    return mine, extra
+
+
+@kernel
+def draw_summary(x: np.ndarray, count: int, extra: np.ndarray) -> tuple[float, float, int]:
+    """The best value among the options (``x``'s finite entries, then ``extra``), the sum
+    of ``extra`` and the position in ``x`` of its first option."""
+    top = -np.inf
+    first = x.size
+    if count:
+        for i in range(x.size):
+            if x[i] > top:
+                top = x[i]
+            if first == x.size and x[i] > ZERO:
+                first = i
+    for v in extra:
+        if v > top:
+            top = v
+    return top, pairwise_sum(extra, 0, extra.size), first
+
+
+@kernel
+def band_weights(
+    x: np.ndarray, extra: np.ndarray, top: float, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The softmax's log-weights, ``(value - top) / scale``, of the options of ``x`` then
+    ``extra``: all of them below ``BAND_MIN`` entries (the band is then empty), else only
+    those within ``NEGLIGIBLE`` temperatures of the best, with their positions (the band).
+    """
+    size = x.size + extra.size
+    inverse = 1.0 / scale
+    if size < BAND_MIN:
+        w = np.empty(size)
+        for i in range(x.size):
+            w[i] = (x[i] - top) * inverse
+        for i in range(extra.size):
+            w[x.size + i] = (extra[i] - top) * inverse
+        return w, np.empty(0, dtype=np.intp)
+    cutoff = top - NEGLIGIBLE * scale
+    count = 0
+    for i in range(x.size):
+        if x[i] >= cutoff:
+            count += 1
+    for i in range(extra.size):
+        if extra[i] >= cutoff:
+            count += 1
+    band = np.empty(count, dtype=np.intp)
+    w = np.empty(count)
+    j = 0
+    for i in range(x.size):
+        if x[i] >= cutoff:
+            band[j] = i
+            w[j] = (x[i] - top) * inverse
+            j += 1
+    for i in range(extra.size):
+        if extra[i] >= cutoff:
+            band[j] = x.size + i
+            w[j] = (extra[i] - top) * inverse
+            j += 1
+    return w, band
+
+
+@kernel
+def pick(w: np.ndarray, u: float) -> int:
+    """The draw of ``searchsorted(cumsum(w), u · sum, side="right")`` over the weights
+    ``w``; when rounding carries it past the end, the last positive weight."""
+    total = 0.0
+    for i in range(w.size):
+        total = w[i] if i == 0 else total + w[i]
+    target = u * total
+    running = 0.0
+    for i in range(w.size):
+        running = w[i] if i == 0 else running + w[i]
+        if running > target:
+            return i
+    for i in range(w.size - 1, -1, -1):
+        if w[i] != 0.0:
+            return i
+    return w.size
