@@ -738,19 +738,18 @@ class EmpowermentAgent(Agent):
         extra: np.ndarray | None,
         rng: np.random.Generator,
     ) -> int:
-        """:meth:`_softmax_draw` with the kernels; ``np.exp`` stays numpy's."""
-        others = _NO_EXTRA if extra is None else extra
-        top, extra_total, first = kernels.draw_summary(x, count, others)
-        n = count + others.size
-        if extra is not None:
-            total += extra_total
+        """:meth:`_softmax_draw` with the kernels; ``np.exp`` and ``@`` stay numpy's."""
+        if extra is None:
+            extra = _NO_EXTRA
+        else:
             squares += float(extra @ extra)
-        if n == 1:
-            return first
-        scale = _temperature(n, total, squares, self.beta, self.choices.zscore)
-        if scale is None:
+        outcome, n, w, band = kernels.prepare_draw(
+            x, count, total, squares, extra, self.beta, self.choices.zscore
+        )
+        if outcome >= 0:
+            return outcome
+        if outcome == kernels.UNIFORM:
             return _uniform_draw(x, n, rng)
-        w, band = kernels.band_weights(x, others, top, scale)
         np.exp(w, out=w)
         k = kernels.pick(w, rng.random())
         return int(band[k]) if band.size else k

@@ -30,6 +30,7 @@ BAND_MIN = 1024  # below, leaving options out costs more than weighing them
 # Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
 UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
 FAILED = -1  # a memory's result on failure (tpdisc.agents.base.FAILED)
+UNIFORM, WEIGH = -1, -2  # what prepare_draw leaves to its caller
 
 
 @kernel
@@ -437,9 +438,23 @@ def split_social(social: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.
 
 
 @kernel
-def draw_summary(x: np.ndarray, count: int, extra: np.ndarray) -> tuple[float, float, int]:
-    """The best value among the options (``x``'s finite entries, then ``extra``), the sum
-    of ``extra`` and the position in ``x`` of its first option."""
+def prepare_draw(
+    x: np.ndarray,
+    count: int,
+    total: float,
+    squares: float,
+    extra: np.ndarray,
+    beta: float,
+    zscore: bool,
+) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The softmax draw up to the exponentials, over the options of ``x`` (its ``count``
+    finite entries; ``total`` their sum) then ``extra``; ``squares`` is the sum of the
+    squares of both (BLAS's, from the caller).
+
+    Returns (outcome, n, log-weights, band): outcome >= 0 is the position drawn when there
+    is one option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
+    ``WEIGH`` for the draw over ``exp(log-weights)`` (see :func:`band_weights`).
+    """
     top = -np.inf
     first = x.size
     if count:
@@ -451,7 +466,20 @@ def draw_summary(x: np.ndarray, count: int, extra: np.ndarray) -> tuple[float, f
     for v in extra:
         if v > top:
             top = v
-    return top, pairwise_sum(extra, 0, extra.size), first
+    n = count + extra.size
+    if n == 1:
+        return first, n, np.empty(0), np.empty(0, dtype=np.intp)
+    if extra.size:
+        total += pairwise_sum(extra, 0, extra.size)
+    scale = beta
+    if zscore:  # tpdisc.agents.empowerment._temperature
+        mean = total / n
+        var = squares / n - mean * mean
+        if var <= 1e-24 * max(1.0, mean * mean):
+            return UNIFORM, n, np.empty(0), np.empty(0, dtype=np.intp)
+        scale = beta * np.sqrt(var)
+    w, band = band_weights(x, extra, top, scale)
+    return WEIGH, n, w, band
 
 
 @kernel
