@@ -38,3 +38,10 @@ def kernel(fn: F) -> F:
     No ``fastmath``: the kernels must round exactly as the reference does.
     """
     return cast(F, numba.njit(cache=True, nogil=True)(fn))
+
+
+def inline(fn: F) -> F:
+    """A helper of kernels, compiled into each kernel that calls it: a call between
+    compiled functions passes every array as a handful of scalars, which costs more than
+    the small helpers do."""
+    return cast(F, numba.njit(cache=True, nogil=True, inline="always")(fn))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tpdisc.agents.compiled import kernel
+from tpdisc.agents.compiled import inline, kernel
 
 # Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
 # result with children left) comes out at ~1e-7 from the prior's float32 summaries, and
@@ -33,7 +33,7 @@ FAILED = -1  # a memory's result on failure (tpdisc.agents.base.FAILED)
 UNIFORM, WEIGH = -1, -2  # what prepare_draw leaves to its caller
 
 
-@kernel
+@inline
 def _block_sum(a: np.ndarray, start: int, n: int) -> float:
     """numpy's sum of at most 128 values: in order below 8, else eight running sums."""
     if n < 8:
@@ -63,13 +63,13 @@ def _block_sum(a: np.ndarray, start: int, n: int) -> float:
     return res
 
 
-@kernel
+@inline
 def _left_size(n: int) -> int:
     half = n // 2
     return half - half % 8
 
 
-@kernel
+@inline
 def pairwise_sum(a: np.ndarray, start: int, n: int) -> float:
     """``a[start:start + n].sum()`` as numpy adds it: blocks of up to 128 values (see
     :func:`_block_sum`), the two halves of a longer run summed apart, then added.
@@ -107,7 +107,7 @@ def pairwise_sum(a: np.ndarray, start: int, n: int) -> float:
             return v
 
 
-@kernel
+@inline
 def _row_dot(dtop: np.ndarray, r: int, weights: np.ndarray, top: np.ndarray) -> float:
     """``Σ_j dtop[r, j] · weights[top[r, j]]`` as ``np.einsum("ij,ij->i")`` sums it: two
     lanes, eight products per round taken last to first, then lane 0 + lane 1."""
@@ -133,7 +133,7 @@ def _row_dot(dtop: np.ndarray, r: int, weights: np.ndarray, top: np.ndarray) -> 
     return 0.0 + (lane0 + lane1)
 
 
-@kernel
+@inline
 def _known_value(code: int, item: np.ndarray, owned: np.ndarray) -> float:
     """A received success is worth EmpItem of its result while the agent lacks it;
     failures and own successes nothing."""
@@ -142,7 +142,7 @@ def _known_value(code: int, item: np.ndarray, owned: np.ndarray) -> float:
     return item[code] * (0.0 if owned[code] else 1.0)
 
 
-@kernel
+@inline
 def _prior_row(
     p: int,
     r: int,
@@ -167,7 +167,7 @@ def _prior_row(
     return ps, a, b, _row_dot(dtop, r, owned_weight, top), rho
 
 
-@kernel
+@inline
 def _value(
     a: float, b: float, c: float, d: float, u_sum: float, n_owned: int, renormalise: bool
 ) -> float:
@@ -211,7 +211,10 @@ def gain(
     k = top.shape[1]
     if scan:  # the lasting candidates that may yield e lose its worth
         for r in range(n):
-            if frozen[r]:
+            hit = False
+            for j in range(k):  # no early exit: a loop the compiler vectorises
+                hit |= top[r, j] == e
+            if not hit or frozen[r]:
                 continue
             for j in range(k):
                 if top[r, j] == e:  # results are distinct within a row
@@ -248,22 +251,19 @@ def gain(
 def live_options(value: np.ndarray, n: int, position: np.ndarray) -> tuple:
     """The rows worth something, their values and the values' sum; ``position`` maps each
     row to its place among them (-1 for the others)."""
+    # Written without branches (each row is stored, and kept by moving on), here and in
+    # the kernels below: whether a row is worth something is as good as random.
+    rows = np.empty(n, dtype=np.intp)
+    x = np.empty(n)
     count = 0
     for r in range(n):
-        if value[r] > ZERO:
-            count += 1
-    rows = np.empty(count, dtype=np.intp)
-    x = np.empty(count)
-    i = 0
-    for r in range(n):
-        if value[r] > ZERO:
-            rows[i] = r
-            x[i] = value[r]
-            position[r] = i
-            i += 1
-        else:
-            position[r] = -1
-    return rows, x, pairwise_sum(x, 0, count)
+        v = value[r]
+        keep = v > ZERO
+        rows[count] = r
+        x[count] = v
+        position[r] = count if keep else -1
+        count += keep
+    return rows[:count], x[:count], pairwise_sum(x, 0, count)
 
 
 @kernel
@@ -373,23 +373,16 @@ def social_options(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions and values of the social pairs worth something, after what the agent
     knows of them."""
-    values = np.empty(pid.size)
+    options = np.empty(pid.size, dtype=np.intp)
+    x = np.empty(pid.size)
     count = 0
     for i in range(pid.size):
         known_code = known[pid[i]]
         v = prior[i] if known_code == UNKNOWN else _known_value(known_code, item, owned)
-        values[i] = v
-        if v > ZERO:
-            count += 1
-    options = np.empty(count, dtype=np.intp)
-    x = np.empty(count)
-    j = 0
-    for i in range(pid.size):
-        if values[i] > ZERO:
-            options[j] = i
-            x[j] = values[i]
-            j += 1
-    return options, x
+        options[count] = i
+        x[count] = v
+        count += v > ZERO
+    return options[:count], x[:count]
 
 
 @kernel
@@ -402,19 +395,15 @@ def near_social(
     for e in owned_social:
         in_social[e] = True
     n = value.size
+    near = np.empty(n, dtype=np.intp)
+    x = np.empty(n)
     count = 0
     for r in range(n):
-        if (in_social[lo[r]] or in_social[hi[r]]) and value[r] > ZERO:
-            count += 1
-    near = np.empty(count, dtype=np.intp)
-    x = np.empty(count)
-    j = 0
-    for r in range(n):
-        if (in_social[lo[r]] or in_social[hi[r]]) and value[r] > ZERO:
-            near[j] = r
-            x[j] = value[r]
-            j += 1
-    return near, x, pairwise_sum(x, 0, count)
+        v = value[r]
+        near[count] = r
+        x[count] = v
+        count += (in_social[lo[r]] | in_social[hi[r]]) & (v > ZERO)
+    return near[:count], x[:count], pairwise_sum(x, 0, count)
 
 
 @kernel
@@ -482,7 +471,7 @@ def prepare_draw(
     return WEIGH, n, w, band
 
 
-@kernel
+@inline
 def band_weights(
     x: np.ndarray, extra: np.ndarray, top: float, scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
