@@ -176,8 +176,7 @@ def _value(
         den = d * -float(n_owned)
         den = den - c
         den = den + 1.0
-        if den < 1e-9:  # np.maximum(den, 1e-9), NaN kept
-            den = 1e-9
+        den = 1e-9 if den < 1e-9 else den  # np.maximum(den, 1e-9), NaN kept
         value = value / den
     return value
 
@@ -240,11 +239,16 @@ def gain(
         if frozen[r]:
             a[r] = _known_value(known_code, item, owned)
         row_of[p] = r
-    for r in range(n + partners.size):
-        if frozen[r]:
-            value[r] = a[r]
-        else:
-            value[r] = _value(a[r], b[r], c[r], d[r], u_sum, n_owned, renormalise)
+    # Every row's value, frozen ones (worth ``a``) included, then the choice between the
+    # two: a loop without branches, which the compiler vectorises (divisions and all).
+    if renormalise:
+        for r in range(n + partners.size):
+            v = _value(a[r], b[r], c[r], d[r], u_sum, n_owned, True)
+            value[r] = a[r] if frozen[r] else v
+    else:
+        for r in range(n + partners.size):
+            v = b[r] * u_sum + a[r]
+            value[r] = a[r] if frozen[r] else v
 
 
 @kernel
@@ -444,20 +448,15 @@ def prepare_draw(
     is one option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
     ``WEIGH`` for the draw over ``exp(log-weights)`` (see :func:`band_weights`).
     """
-    top = -np.inf
-    first = x.size
-    if count:
-        for i in range(x.size):
-            if x[i] > top:
-                top = x[i]
-            if first == x.size and x[i] > ZERO:
-                first = i
-    for v in extra:
-        if v > top:
-            top = v
     n = count + extra.size
     if n == 1:
+        first = x.size
+        if count:
+            first = 0
+            while not x[first] > ZERO:
+                first += 1
         return first, n, np.empty(0), np.empty(0, dtype=np.intp)
+    top = max(_maximum(x) if count else -np.inf, _maximum(extra))
     if extra.size:
         total += pairwise_sum(extra, 0, extra.size)
     scale = beta
@@ -469,6 +468,22 @@ def prepare_draw(
         scale = beta * np.sqrt(var)
     w, band = band_weights(x, extra, top, scale)
     return WEIGH, n, w, band
+
+
+@inline
+def _maximum(x: np.ndarray) -> float:
+    """The largest value of ``x`` (-inf when empty), kept as four running maxima: with
+    one, every comparison waits for the previous one."""
+    m0 = m1 = m2 = m3 = -np.inf
+    whole = x.size - x.size % 4
+    for i in range(0, whole, 4):
+        m0 = x[i] if x[i] > m0 else m0
+        m1 = x[i + 1] if x[i + 1] > m1 else m1
+        m2 = x[i + 2] if x[i + 2] > m2 else m2
+        m3 = x[i + 3] if x[i + 3] > m3 else m3
+    for i in range(whole, x.size):
+        m0 = x[i] if x[i] > m0 else m0
+    return max(max(m0, m1), max(m2, m3))
 
 
 @inline
@@ -489,42 +504,40 @@ def band_weights(
             w[x.size + i] = (extra[i] - top) * inverse
         return w, np.empty(0, dtype=np.intp)
     cutoff = top - NEGLIGIBLE * scale
+    band = np.empty(size, dtype=np.intp)
+    w = np.empty(size)
     count = 0
-    for i in range(x.size):
-        if x[i] >= cutoff:
-            count += 1
+    for i in range(x.size):  # without branches, as in live_options
+        band[count] = i
+        w[count] = (x[i] - top) * inverse
+        count += x[i] >= cutoff
     for i in range(extra.size):
-        if extra[i] >= cutoff:
-            count += 1
-    band = np.empty(count, dtype=np.intp)
-    w = np.empty(count)
-    j = 0
-    for i in range(x.size):
-        if x[i] >= cutoff:
-            band[j] = i
-            w[j] = (x[i] - top) * inverse
-            j += 1
-    for i in range(extra.size):
-        if extra[i] >= cutoff:
-            band[j] = x.size + i
-            w[j] = (extra[i] - top) * inverse
-            j += 1
-    return w, band
+        band[count] = x.size + i
+        w[count] = (extra[i] - top) * inverse
+        count += extra[i] >= cutoff
+    return w[:count], band[:count]
 
 
 @kernel
 def pick(w: np.ndarray, u: float) -> int:
     """The draw of ``searchsorted(cumsum(w), u · sum, side="right")`` over the weights
-    ``w``; when rounding carries it past the end, the last positive weight."""
+    ``w`` (sums in order, as cumsum's); when rounding carries it past the end, the last
+    positive weight."""
+    cumulative = np.empty(w.size)
     total = 0.0
     for i in range(w.size):
-        total = w[i] if i == 0 else total + w[i]
+        total += w[i]
+        cumulative[i] = total
     target = u * total
-    running = 0.0
-    for i in range(w.size):
-        running = w[i] if i == 0 else running + w[i]
-        if running > target:
-            return i
+    lo, hi = 0, w.size  # the first position whose running sum exceeds the target
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cumulative[mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo < w.size:
+        return lo
     for i in range(w.size - 1, -1, -1):
         if w[i] != 0.0:
             return i
