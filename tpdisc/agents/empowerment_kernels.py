@@ -27,8 +27,9 @@ ZERO = 1e-6
 # In a late game most options are that far down, and weighing them was most of a decision.
 NEGLIGIBLE = 40.0
 BAND_MIN = 1024  # below, leaving options out costs more than weighing them
-# Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
-UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
+# Codes of what an agent knows about a pair; a code > 0 is 1 + the result of a received
+# success. Nothing known is 0, what freshly zeroed memory holds.
+UNKNOWN, FAILURE, OWN_SUCCESS = 0, -1, -2
 FAILED = -1  # a memory's result on failure (tpdisc.agents.base.FAILED)
 UNIFORM, WEIGH = -1, -2  # what prepare_draw leaves to its caller
 
@@ -137,9 +138,9 @@ def _row_dot(dtop: np.ndarray, r: int, weights: np.ndarray, top: np.ndarray) -> 
 def _known_value(code: int, item: np.ndarray, owned: np.ndarray) -> float:
     """A received success is worth EmpItem of its result while the agent lacks it;
     failures and own successes nothing."""
-    if code < 0:
+    if code <= 0:
         return 0.0
-    return item[code] * (0.0 if owned[code] else 1.0)
+    return item[code - 1] * (0.0 if owned[code - 1] else 1.0)
 
 
 @inline
@@ -222,7 +223,7 @@ def gain(
                     c[r] = c[r] + dr
                     break
     for r in range(n):  # received successes that yield e are now worth nothing
-        if code[r] == e:
+        if code[r] == e + 1:
             a[r] = 0.0
     for i in range(partners.size):
         q = partners[i]
@@ -238,7 +239,7 @@ def gain(
         frozen[r] = known_code != UNKNOWN
         if frozen[r]:
             a[r] = _known_value(known_code, item, owned)
-        row_of[p] = r
+        row_of[p] = r + 1
     # Every row's value, frozen ones (worth ``a``) included, then the choice between the
     # two: a loop without branches, which the compiler vectorises (divisions and all).
     if renormalise:
@@ -299,13 +300,13 @@ def learn(
         if result == FAILED:
             new_code = FAILURE
         elif keep_results:
-            new_code = result
+            new_code = result + 1
         else:
             continue  # received successes are left to the prior
         if known[p] == OWN_SUCCESS:
             continue
         known[p] = new_code
-        r = row_of[p]
+        r = row_of[p] - 1
         if r < 0:
             continue
         v = _known_value(new_code, item, owned)

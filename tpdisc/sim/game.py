@@ -127,17 +127,25 @@ class Game:
         groups: dict[type[Agent], list[int]] = {}
         for i, agent in enumerate(self.agents):
             groups.setdefault(type(agent), []).append(i)
-        self.groups = list(groups.items())
-
-    def choose(self) -> list[tuple[int, int]]:
-        choices: list[tuple[int, int]] = [(0, 0)] * len(self.agents)
-        for cls, ids in self.groups:
-            picked = cls.choose_many(
+        # Agents, states and streams never change: only the social items are new each step.
+        self.groups = [
+            (
+                cls,
+                ids,
                 [self.agents[i] for i in ids],
                 [self.states[i] for i in ids],
-                [self.social[i] for i in ids],
                 [self.agent_rngs[i] for i in ids],
             )
+            for cls, ids in groups.items()
+        ]
+
+    def choose(self) -> list[tuple[int, int]]:
+        if len(self.groups) == 1:  # one kind of agent, ids 0, 1, … in order
+            cls, _, agents, states, rngs = self.groups[0]
+            return cls.choose_many(agents, states, self.social, rngs)
+        choices: list[tuple[int, int]] = [(0, 0)] * len(self.agents)
+        for cls, ids, agents, states, rngs in self.groups:
+            picked = cls.choose_many(agents, states, [self.social[i] for i in ids], rngs)
             for i, pair in zip(ids, picked, strict=True):
                 choices[i] = pair
         return choices
