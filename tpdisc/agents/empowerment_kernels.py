@@ -461,7 +461,7 @@ def prepare_draw(
     if extra.size:
         total += pairwise_sum(extra, 0, extra.size)
     scale = beta
-    if zscore:  # tpdisc.agents.empowerment._temperature
+    if zscore:  # tpdisc.agents.empowerment_options.temperature
         mean = total / n
         var = squares / n - mean * mean
         if var <= 1e-24 * max(1.0, mean * mean):
