@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from tpdisc.agents.empowerment import EmpowermentAgent, softmax_probabilities
+from tpdisc.agents.empowerment import EmpowermentAgent
+from tpdisc.agents.empowerment_options import softmax_probabilities
 from tpdisc.agents.prior.build import PriorSettings, build_prior
 from tpdisc.agents.prior.dataset import pair_index_table
 from tpdisc.agents.prior.store import ensure_prior

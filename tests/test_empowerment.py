@@ -9,15 +9,9 @@ from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.candidates import choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
-from tpdisc.agents.empowerment import (
-    FAILURE,
-    NEGLIGIBLE,
-    OWN_SUCCESS,
-    UNKNOWN,
-    ZERO,
-    EmpowermentAgent,
-    softmax_probabilities,
-)
+from tpdisc.agents.empowerment import EmpowermentAgent
+from tpdisc.agents.empowerment_kernels import FAILURE, NEGLIGIBLE, OWN_SUCCESS, UNKNOWN, ZERO
+from tpdisc.agents.empowerment_options import softmax_probabilities
 from tpdisc.agents.empowerment_tables import EmpowermentTables
 from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
 from tpdisc.agents.prior.dataset import pair_index_table

@@ -31,158 +31,32 @@ down, with under 1e-17 of the probability each.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tpdisc.agents import empowerment_kernels as kernels
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
+from tpdisc.agents.compiled import reference_mode
+from tpdisc.agents.empowerment_kernels import (
+    FAILURE,
+    OWN_SUCCESS,
+    UNKNOWN,
+    ZERO,
+)
+from tpdisc.agents.empowerment_options import (
+    LiveOptions,
+    Rows,
+    softmax_draw,
+    softmax_draw_compiled,
+)
 from tpdisc.agents.empowerment_tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
 NOISE_SD = 0.1
-# Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
-# result with children left) comes out at ~1e-7 from the prior's float32 summaries, and
-# must still be discarded as worthless. Real values are ~1e-2 and more.
-ZERO = 1e-6
-# The softmax draw leaves out options more than NEGLIGIBLE temperatures below the best: each
-# has under e^-40 (4e-18) of the best one's weight, all together under 4e-14 of the
-# probability with 10,000 options, so a draw would pick one about once in 10^13 decisions.
-# In a late game most options are that far down, and weighing them was most of a decision.
-NEGLIGIBLE = 40.0
-BAND_MIN = 1024  # below, leaving options out costs more than weighing them
-# Codes of what an agent knows about a pair; a code >= 0 is the result of a received success.
-UNKNOWN, FAILURE, OWN_SUCCESS = -1, -2, -3
-
-
-def softmax_probabilities(values: np.ndarray, beta: float, zscore: bool) -> np.ndarray:
-    """Choice probabilities: softmax with temperature ``beta`` of the (z-scored) values."""
-    weights = _softmax_weights(np.asarray(values, dtype=np.float64), beta, zscore)
-    p: np.ndarray = weights / weights.sum()
-    return p
-
-
-def _softmax_weights(x: np.ndarray, beta: float, zscore: bool) -> np.ndarray:
-    """Unnormalised softmax weights, the best option's being 1."""
-    scale = _temperature(x.size, float(x.sum()), float(x @ x), beta, zscore)
-    if scale is None:
-        return np.ones_like(x)
-    w = x - x.max()
-    w *= 1.0 / scale
-    np.exp(w, out=w)
-    return w
-
-
-def _temperature(n: int, total: float, squares: float, beta: float, zscore: bool) -> float | None:
-    """The softmax's temperature on the raw values, from the count, sum and sum of squares
-    of the options' values; None when z-scoring leaves nothing to tell apart (every value
-    equal). Z-scoring only rescales: (z - max z) = (x - max x) / sd, so the mean is never
-    needed."""
-    if not zscore:
-        return beta
-    mean = total / n
-    var = squares / n - mean * mean
-    if var <= 1e-24 * max(1.0, mean * mean):
-        return None
-    return beta * math.sqrt(var)
-
-
-class _Rows:
-    """The lasting candidates (pairs of owned elements), as growable aligned arrays.
-
-    A row's empowerment is ``(a + b · U) / (1 - c - d · n_owned)``, ``U`` being the sum of
-    the agent's element adjustments ``u`` and ``n_owned`` its number of owned elements:
-
-    - ``a = P(s) · (expect + Σ_top (P(r) - ρ) · u(r))``, ``b = P(s) · ρ``;
-    - ``c = Σ_top (P(r) - ρ) · owned(r)``, ``d = ρ`` (only used when renormalising).
-
-    A pair whose outcome the agent knows is *frozen*: ``a`` holds its value, ``b = c = d = 0``.
-    """
-
-    FIELDS = ("lo", "hi", "ps", "a", "b", "c", "d", "value", "top", "dtop", "code", "frozen")
-
-    def __init__(self, k: int, top_dtype: np.dtype, capacity: int = 128) -> None:
-        self.size = 0
-        self.k = k
-        self.lo = np.empty(capacity, dtype=np.intp)
-        self.hi = np.empty(capacity, dtype=np.intp)
-        self.ps = np.empty(capacity)
-        self.a = np.empty(capacity)
-        self.b = np.empty(capacity)
-        self.c = np.empty(capacity)
-        self.d = np.empty(capacity)
-        self.value = np.empty(capacity)  # the current empowerment, refreshed when it changes
-        self.top = np.empty((capacity, k), dtype=top_dtype)
-        self.dtop = np.empty((capacity, k))
-        self.code = np.empty(capacity, dtype=np.int16)  # as in ``known``
-        self.frozen = np.empty(capacity, dtype=bool)
-
-    def reserve(self, extra: int) -> None:
-        need = self.size + extra
-        if need <= self.lo.size:
-            return
-        capacity = max(need, 2 * self.lo.size)
-        for name in self.FIELDS:
-            old = getattr(self, name)
-            new = np.empty((capacity, *old.shape[1:]), dtype=old.dtype)
-            new[: self.size] = old[: self.size]
-            setattr(self, name, new)
-
-
-class _LiveOptions:
-    """The lasting candidates worth something (value above ZERO), in row order, with the
-    count, sum and sum of squares of their values (what z-scoring needs).
-
-    Rebuilt after a gain, when every value moves. In between, a row whose outcome becomes
-    known keeps its place with its new value, -inf once it is worth nothing (a softmax
-    weight of 0), so that a decision reads these arrays instead of scanning every row.
-    """
-
-    def __init__(self) -> None:
-        self.rows = np.empty(0, dtype=np.intp)
-        self.x = np.empty(0)
-        self.count = 0
-        self.total = self.squares = 0.0
-        self.dirty = True
-        self.position = np.empty(0, dtype=np.int32)  # by row: its place in ``rows``, or -1
-        self._x, self._position = self.x.data, self.position.data
-
-    def rebuild(self, values: np.ndarray) -> None:
-        n = values.size
-        self.rows = np.flatnonzero(values > ZERO)
-        self.x = values.take(self.rows)
-        self.count = self.rows.size
-        self.total, self.squares = float(self.x.sum()), float(self.x @ self.x)
-        if self.position.size < n:
-            self.position = np.empty(max(n, 2 * self.position.size), dtype=np.int32)
-        self.position[:n] = -1
-        self.position[self.rows] = np.arange(self.count, dtype=np.int32)
-        self._x, self._position = self.x.data, self.position.data
-        self.dirty = False
-
-    def update(self, r: int, value: float) -> None:
-        """Row ``r`` is now worth ``value`` (scalar work: a few times per agent-step)."""
-        if self.dirty:
-            return
-        p = self._position[r]
-        if p < 0:
-            self.dirty = value > ZERO  # a new option: its place is found by a rebuild
-            return
-        old = self._x[p]
-        if old > ZERO:
-            self.count -= 1
-            self.total -= old
-            self.squares -= old * old
-        if value > ZERO:
-            self.count += 1
-            self.total += value
-            self.squares += value * value
-            self._x[p] = value  # type: ignore[call-overload]  # a float memoryview
-        else:
-            self._x[p] = -math.inf  # type: ignore[call-overload]
 
 
 class EmpowermentAgent(Agent):
@@ -196,20 +70,33 @@ class EmpowermentAgent(Agent):
         beta: float = 0.5,
         p_social: float = 0.5,
         choices: EmpowermentChoices | None = None,
+        reference: bool | None = None,
     ) -> None:
+        """``reference``: run the numpy reference instead of the compiled kernels (the
+        default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.tables = tables
+        self.compiled = not (reference_mode() if reference is None else reference)
+        self._prior_tables = (
+            tables.p_success,
+            tables.resid,
+            tables.expect,
+            tables.top_idx,
+            tables.top_p,
+        )
         self.beta = beta
         self.p_social = p_social
         self.choices = choices or EmpowermentChoices()
         self.renormalise = self.choices.owned == "renormalise"
         n_pairs = tables.pair_id.size
-        self.known = np.full(n_pairs, UNKNOWN, dtype=np.int16)
-        self.row_of = np.full(n_pairs, -1, dtype=np.int32)
+        # Both start at 0 (UNKNOWN; no row): zeroed memory costs nothing until written,
+        # where filling these 1.5 MB per agent was a sixth of a 150-step simulation.
+        self.known = np.zeros(n_pairs, dtype=np.int16)
+        self.row_of = np.zeros(n_pairs, dtype=np.int32)  # 1 + the pair's row
         self._known, self._row_of = self.known.data, self.row_of.data  # memoryviews
         # rows frozen as a received success, by result: worth 0 once the result is owned
         self._received_rows: dict[int, list[int]] = {}
-        self.rows = _Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
-        self.live = _LiveOptions()
+        self.rows = Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
+        self.live = LiveOptions()
         self._social_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # until a gain
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
@@ -254,6 +141,9 @@ class EmpowermentAgent(Agent):
         self.n_owned = 0
 
     def _gain(self, e: int) -> None:
+        if self.compiled:
+            self._gain_compiled(e)
+            return
         rows, n = self.rows, self.rows.size
         worth = float(self.item[e])
         if self.choices.owned != "ignore":
@@ -274,7 +164,7 @@ class EmpowermentAgent(Agent):
         # received successes whose result the agent now owns are worth nothing (a row frozen
         # since may have learnt another code: an own attempt, another result of the pair)
         for r in self._received_rows.pop(e, ()):
-            if rows.code[r] == e:
+            if rows.code[r] == e + 1:
                 rows.a[r] = 0.0
         self.owned[e] = True
         self.owned_weight[e] = 1.0
@@ -290,6 +180,53 @@ class EmpowermentAgent(Agent):
         value = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
         np.copyto(value, rows.a[:n], where=rows.frozen[:n])
 
+    def _gain_compiled(self, e: int) -> None:
+        """:meth:`_gain` in one kernel call; rows frozen as a received success are found
+        by their code instead of ``_received_rows``."""
+        rows, n = self.rows, self.rows.size
+        worth = float(self.item[e])
+        scan = self.choices.owned != "ignore"
+        if scan:
+            self.u[e] -= worth
+            self.u_sum -= worth
+            self.n_owned += 1
+        self.owned[e] = True
+        self.owned_weight[e] = 1.0
+        m = len(self.inventory) + 1
+        self.inventory_ids[m - 1] = e
+        self.inventory.append(e)
+        rows.reserve(m)
+        kernels.gain(
+            e,
+            worth,
+            scan,
+            self.inventory_ids[:m],
+            self.tables.pair_id,
+            self._prior_tables,
+            (self.u, self.owned_weight, self.item, self.owned, self.known, self.row_of),
+            self.u_sum,
+            self.n_owned,
+            self.renormalise,
+            n,
+            (
+                rows.lo,
+                rows.hi,
+                rows.ps,
+                rows.a,
+                rows.b,
+                rows.c,
+                rows.d,
+                rows.value,
+                rows.code,
+                rows.frozen,
+            ),
+            rows.top,
+            rows.dtop,
+        )
+        rows.size = n + m
+        self.live.dirty = True
+        self._social_cache.clear()
+
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
         m = partners.size
@@ -304,14 +241,15 @@ class EmpowermentAgent(Agent):
         frozen = np.not_equal(code, UNKNOWN, out=rows.frozen[s])
         if frozen.any():
             a[frozen] = self._known_values(code[frozen])
-            for r in np.flatnonzero(code >= 0).tolist():
-                self._received_rows.setdefault(int(code[r]), []).append(rows.size + r)
+            for r in np.flatnonzero(code > 0).tolist():
+                self._received_rows.setdefault(int(code[r]) - 1, []).append(rows.size + r)
         rows.a[s], rows.b[s], rows.c[s], rows.d[s] = a, b, c, d
-        self.row_of[pid] = np.arange(rows.size, rows.size + m, dtype=np.int32)
+        self.row_of[pid] = np.arange(rows.size + 1, rows.size + m + 1, dtype=np.int32)
         rows.size += m
 
     def _prior_terms(self, pid: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The (a, b, c, d) terms of pairs ``pid`` (see :class:`_Rows`), and what builds them."""
+        """The (a, b, c, d) terms of pairs ``pid`` (see
+        :class:`~tpdisc.agents.empowerment_options.Rows`), and what builds them."""
         t = self.tables
         ps = t.p_success.take(pid)
         rho = t.resid.take(pid)
@@ -331,8 +269,8 @@ class EmpowermentAgent(Agent):
     def _known_values(self, code: np.ndarray) -> np.ndarray:
         """Value of pairs with a known outcome: a received success is worth EmpItem of its
         result while the agent lacks it; failures and own successes are worth nothing."""
-        result = np.maximum(code, 0)
-        value: np.ndarray = np.where(code >= 0, self.item[result] * ~self.owned[result], 0.0)
+        result = np.maximum(code - 1, 0)
+        value: np.ndarray = np.where(code > 0, self.item[result] * ~self.owned[result], 0.0)
         return value
 
     # -- knowledge ---------------------------------------------------------------------------
@@ -346,17 +284,18 @@ class EmpowermentAgent(Agent):
         rs.code[r], rs.frozen[r] = code, True
         rs.a[r] = rs.value[r] = value
         self.live.update(r, value)
-        if code >= 0:
-            self._received_rows.setdefault(code, []).append(r)
+        if code > 0:
+            self._received_rows.setdefault(code - 1, []).append(r)
 
     def _learn(self, pid: int, code: int) -> None:
         known = self._known
         if known[pid] == OWN_SUCCESS:
             return
         known[pid] = code
-        r = self._row_of[pid]
+        r = self._row_of[pid] - 1
         if r >= 0:
-            self._freeze(r, code, self._item[code] * (not self._owned[code]) if code >= 0 else 0.0)
+            value = self._item[code - 1] * (not self._owned[code - 1]) if code > 0 else 0.0
+            self._freeze(r, code, value)
 
     def observe_own(self, a: int, b: int, result: int) -> None:
         # Own attempts are always worth 0 afterwards: a failure, or a result now owned.
@@ -365,18 +304,33 @@ class EmpowermentAgent(Agent):
         pid = lo * n - lo * (lo - 1) // 2 + hi - lo  # the pair_id table, without numpy
         code = FAILURE if result == FAILED else OWN_SUCCESS
         self._known[pid] = code
-        r = self._row_of[pid]
+        r = self._row_of[pid] - 1
         if r >= 0:
             self._freeze(r, code, 0.0)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
         n = self.tables.n
         keep_results = self.choices.received == "item"
+        if self.compiled:
+            rows, live = self.rows, self.live
+            live.count, live.total, live.squares, live.dirty = kernels.learn(
+                np.array(memories, dtype=np.int64).reshape(-1, 3),
+                keep_results,
+                self.tables.pair_id,
+                (self.known, self.row_of, self.item, self.owned),
+                (rows.code, rows.frozen, rows.a, rows.value),
+                (live.position, live.x),
+                live.count,
+                live.total,
+                live.squares,
+                live.dirty,
+            )
+            return
         for a, b, r in memories:
             if r == FAILED:
                 code = FAILURE
             elif keep_results:
-                code = r
+                code = r + 1
             else:
                 continue  # received successes are left to the prior
             lo, hi = (a, b) if a <= b else (b, a)
@@ -426,9 +380,22 @@ class EmpowermentAgent(Agent):
         cached = self._social_cache.get(single) if single is not None else None
         if cached is not None:
             return cached
-        pid = self._social_pairs(extra)
-        a, b, c, d, *_ = self._prior_terms(pid)
-        prior = (pid, self._values(a, b, c, d))
+        if self.compiled:
+            prior = kernels.social_prior(
+                extra,
+                self.inventory_ids[: len(self.inventory)],
+                self.tables.pair_id,
+                self._prior_tables,
+                self.u,
+                self.owned_weight,
+                self.u_sum,
+                self.n_owned,
+                self.renormalise,
+            )
+        else:
+            pid = self._social_pairs(extra)
+            a, b, c, d, *_ = self._prior_terms(pid)
+            prior = (pid, self._values(a, b, c, d))
         if single is not None:
             self._social_cache[single] = prior
         return prior
@@ -441,10 +408,19 @@ class EmpowermentAgent(Agent):
         known = code != UNKNOWN
         if known.any():  # mostly failures: worth 0, as _known_values would say
             values[known] = 0.0
-            success = code >= 0
+            success = code > 0
             if success.any():
                 values[success] = self._known_values(code[success])
         return values, known
+
+    def _social_options(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions among the social pairs ``pid`` of those worth something, and their
+        values (see :meth:`_social_values`)."""
+        if self.compiled:
+            return kernels.social_options(pid, prior, self.known, self.item, self.owned)
+        values = self._social_values(pid, prior)[0]
+        options = np.flatnonzero(values > ZERO)
+        return options, values.take(options)
 
     def candidate_values(
         self, social: Sequence[int]
@@ -489,11 +465,12 @@ class EmpowermentAgent(Agent):
         """
         if self.noise is None:
             self._start(rng)
-        for e in state.inventory[len(self.inventory) :]:
-            self._gain(e)
+        if len(state.inventory) > len(self.inventory):
+            for e in state.inventory[len(self.inventory) :]:
+                self._gain(e)
         rows, live = self.rows, self.live
         if live.dirty:
-            live.rebuild(rows.value[: rows.size])
+            live.rebuild(rows.value[: rows.size], self.compiled)
         x, count, total, squares = live.x, live.count, live.total, live.squares
         if not social:
             if not count:
@@ -502,41 +479,50 @@ class EmpowermentAgent(Agent):
                 int(live.rows[self._softmax_draw(x, count, total, squares, None, rng)])
             )
         soc = np.asarray(social, dtype=np.intp)
-        mine = self.owned[soc]
-        extra = soc[~mine]
+        if self.compiled:
+            mine, extra = kernels.split_social(soc, self.owned)
+        else:
+            owned = self.owned[soc]
+            mine, extra = soc[owned], soc[~owned]
         s_x = None
         if extra.size:
             pid, prior = self._social_prior(extra)
-            s_values = self._social_values(pid, prior)[0]
-            s_options = np.flatnonzero(s_values > ZERO)
+            s_options, s_values = self._social_options(pid, prior)
             if s_options.size:
-                s_x = s_values.take(s_options)
+                s_x = s_values
         if not count and s_x is None:
             return self._choose_worthless(social, rng)
         index = live.rows
         # Some candidate always uses a social item (at least the self-pair of each), so
         # choose_biased always draws here.
         if rng.random() < self.p_social:
-            near = self._near_social(soc[mine])
+            near, near_x, near_total = self._near_social(mine)
             if near.size or s_x is not None:
-                index, x = near, rows.value.take(near)
-                count, total, squares = near.size, float(x.sum()), float(x @ x)
+                index, x = near, near_x
+                count, total, squares = near.size, near_total, float(x @ x)
         j = self._softmax_draw(x, count, total, squares, s_x, rng)
         if j < x.size:
             return self._row_pair(int(index[j]))
         p = int(pid[s_options[j - x.size]])
         return int(self.tables.pair_lo[p]), int(self.tables.pair_hi[p])
 
-    def _near_social(self, owned_social: np.ndarray) -> np.ndarray:
-        """The rows worth something that use one of ``owned_social``, in row order."""
-        if not owned_social.size:
-            return owned_social[:0]
+    def _near_social(self, owned_social: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """The rows worth something that use one of ``owned_social``, in row order, their
+        values and the values' sum."""
         rows, n = self.rows, self.rows.size
-        in_social = np.zeros(self.tables.n, dtype=bool)
-        in_social[owned_social] = True
-        near = in_social.take(rows.lo[:n]) | in_social.take(rows.hi[:n])
-        near &= rows.value[:n] > ZERO
-        return np.flatnonzero(near)
+        if self.compiled:
+            lo, hi, value = rows.lo[:n], rows.hi[:n], rows.value[:n]
+            return kernels.near_social(owned_social, self.tables.n, lo, hi, value)
+        if not owned_social.size:
+            near = owned_social[:0]
+        else:
+            in_social = np.zeros(self.tables.n, dtype=bool)
+            in_social[owned_social] = True
+            mask = in_social.take(rows.lo[:n]) | in_social.take(rows.hi[:n])
+            mask &= rows.value[:n] > ZERO
+            near = np.flatnonzero(mask)
+        x = rows.value.take(near)
+        return near, x, float(x.sum())
 
     def _row_pair(self, r: int) -> Pair:
         return int(self.rows.lo[r]), int(self.rows.hi[r])
@@ -564,49 +550,10 @@ class EmpowermentAgent(Agent):
         extra: np.ndarray | None,
         rng: np.random.Generator,
     ) -> int:
-        """Softmax draw over the options of ``x`` (its ``count`` finite entries, whose values
-        sum to ``total`` and their squares to ``squares``; the others, -inf, are worth
-        nothing), then those of ``extra`` (every entry an option). Returns the position of
-        the option drawn in ``x`` followed by ``extra``.
-
-        The draw is over every option in order, as :func:`softmax_probabilities` weighs
-        them; over many options, those more than ``NEGLIGIBLE`` temperatures below the best
-        are left out (see there).
-        """
-        n, size = count, x.size  # options, and entries (options and -inf ones)
-        top = float(x.max()) if count else -math.inf
-        if extra is not None:
-            n += extra.size
-            size += extra.size
-            total += float(extra.sum())
-            squares += float(extra @ extra)
-            top = max(top, float(extra.max()))
-        if n == 1:
-            return int(np.flatnonzero(x > ZERO)[0]) if count else x.size
-        scale = _temperature(n, total, squares, self.beta, self.choices.zscore)
-        if scale is None:  # every option equal: uniform, as a softmax of equal weights
-            k = min(int(rng.random() * n), n - 1)
-            live = np.flatnonzero(x > ZERO)
-            return int(live[k]) if k < live.size else x.size + k - live.size
-        if size < BAND_MIN:
-            band = None
-            w = x - top if extra is None else np.concatenate([x, extra]) - top
-        else:  # the band of each part; only its values are gathered
-            cutoff = top - NEGLIGIBLE * scale
-            band = np.flatnonzero(x >= cutoff)
-            w = x.take(band)
-            if extra is not None:
-                extra_band = np.flatnonzero(extra >= cutoff)
-                band = np.concatenate([band, x.size + extra_band])
-                w = np.concatenate([w, extra.take(extra_band)])
-            w -= top
-        w *= 1.0 / scale
-        np.exp(w, out=w)
-        cumulative = np.cumsum(w)
-        k = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
-        if k == w.size:  # the random number times the sum rounded up to the sum: the last
-            k = int(np.flatnonzero(w)[-1])
-        return k if band is None else int(band[k])
+        """:func:`~tpdisc.agents.empowerment_options.softmax_draw` with this agent's
+        temperature, on the compiled or the reference path."""
+        draw = softmax_draw_compiled if self.compiled else softmax_draw
+        return draw(x, count, total, squares, extra, rng, self.beta, self.choices.zscore)
 
     def stats(self) -> dict[str, float]:
         return {"empowerment_fallbacks": float(self.fallbacks)}

@@ -8,7 +8,10 @@ import numpy as np
 
 from tpdisc.agents.base import Agent, AgentContext, AgentState, Memory
 from tpdisc.agents.candidates import candidate_pool
+from tpdisc.agents.compiled import kernel, reference_mode
 from tpdisc.domain.recipes import Pair
+
+_NO_SOCIAL = np.empty(0, dtype=np.int64)
 
 
 class StochasticAgent(Agent):
@@ -16,9 +19,12 @@ class StochasticAgent(Agent):
 
     kind = "stochastic"
 
-    def __init__(self, n_elements: int, p_social: float) -> None:
+    def __init__(self, n_elements: int, p_social: float, reference: bool | None = None) -> None:
+        """``reference``: run the numpy reference instead of the compiled kernels (the
+        default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.p_social = p_social
         self.n_elements = n_elements
+        self.compiled = not (reference_mode() if reference is None else reference)
         # unknown[a * n_elements + b]: the agent has neither tried nor been told the outcome of
         # the pair {a, b} (what a choice reads, so no negation per step). Flat and symmetric,
         # so that a pair's key is one multiply-add away from its elements whatever their order.
@@ -27,6 +33,9 @@ class StochasticAgent(Agent):
         # they change only when it grows, and most steps have no borrowed item to add.
         self._pool = np.empty(0, dtype=np.int64)
         self._keys = np.empty(0, dtype=np.int64)
+        # The compiled path's copy of the inventory (it only grows): no list to convert.
+        self._inventory = np.empty(n_elements, dtype=np.int64)
+        self._copied = 0
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> StochasticAgent:
@@ -35,6 +44,8 @@ class StochasticAgent(Agent):
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
         """The draw of :func:`~tpdisc.agents.candidates.biased` over the untried pairs, with
         only what it reads computed, each in a single pass over the pairs."""
+        if self.compiled:
+            return self._choose_compiled(state, social, rng)
         pool, i, j, is_social = candidate_pool(state, social)
         if len(state.inventory) == pool.size:  # no borrowed item: the inventory's pairs
             if not np.array_equal(pool, self._pool):
@@ -57,6 +68,24 @@ class StochasticAgent(Agent):
         a, b = int(pool[i[k]]), int(pool[j[k]])
         return (a, b) if a <= b else (b, a)
 
+    def _choose_compiled(
+        self, state: AgentState, social: Sequence[int], rng: np.random.Generator
+    ) -> Pair:
+        """The reference's draw from :func:`untried_pairs`' lists."""
+        for e in state.inventory[self._copied :]:
+            self._inventory[self._copied] = e
+            self._copied += 1
+        soc = np.asarray(social, dtype=np.int64) if len(social) else _NO_SOCIAL
+        biased = bool(soc.size) and rng.random() < self.p_social
+        options, social_options = untried_pairs(
+            self._inventory[: self._copied], soc, state.owned, self.unknown, biased
+        )
+        if social_options.size:
+            options = social_options
+        key = int(options[rng.integers(options.size)])
+        a, b = divmod(key, self.n_elements)
+        return a, b
+
     def key(self, a: int, b: int) -> int:
         """Index of the pair {a, b} in ``unknown`` (symmetric: either order will do)."""
         return a * self.n_elements + b
@@ -68,5 +97,62 @@ class StochasticAgent(Agent):
         self.learn(a, b)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
+        if self.compiled and len(memories) > 2:  # below, the array costs more than it saves
+            learn_pairs(np.array(memories, dtype=np.int64), self.unknown, self.n_elements)
+            return
         for a, b, _ in memories:
             self.learn(a, b)
+
+
+@kernel
+def untried_pairs(
+    inventory: np.ndarray, social: np.ndarray, owned: np.ndarray, unknown: np.ndarray, biased: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keys (``lo · n + hi``) of the untried candidate pairs in candidate order (see
+    :func:`~tpdisc.agents.candidates.candidate_pool`), or of every candidate when all are
+    tried; and, when ``biased``, of the untried ones using a social item (else empty)."""
+    n = owned.size
+    in_social = np.zeros(n, dtype=np.bool_)
+    extra = 0
+    for e in social:
+        in_social[e] = True
+        if not owned[e]:
+            extra += 1
+    m = inventory.size
+    pool = np.empty(m + extra, dtype=np.int64)
+    pool[:m] = inventory
+    for e in social:
+        if not owned[e]:
+            pool[m] = e
+            m += 1
+    size = m * (m + 1) // 2
+    options = np.empty(size, dtype=np.int64)
+    near = np.empty(size if biased else 0, dtype=np.int64)
+    n_options = n_near = 0
+    for i in range(m):
+        a = pool[i]
+        for j in range(i, m):
+            b = pool[j]
+            if unknown[a * n + b]:
+                key = a * n + b if a <= b else b * n + a
+                options[n_options] = key
+                n_options += 1
+                if biased and (in_social[a] or in_social[b]):
+                    near[n_near] = key
+                    n_near += 1
+    if not n_options:  # everything tried: any pair
+        for i in range(m):
+            for j in range(i, m):
+                a, b = pool[i], pool[j]
+                options[n_options] = a * n + b if a <= b else b * n + a
+                n_options += 1
+    return options[:n_options], near[:n_near]
+
+
+@kernel
+def learn_pairs(memories: np.ndarray, unknown: np.ndarray, n: int) -> None:
+    """Mark the pairs of ``memories`` (rows of a, b, result) as known."""
+    for r in range(memories.shape[0]):
+        a, b = memories[r, 0], memories[r, 1]
+        unknown[a * n + b] = False
+        unknown[b * n + a] = False

@@ -416,4 +416,5 @@ class BaselineProtocol(ProtocolSpec):
             instance = cls(n_agents, n_steps, seed, **self.params)
         except TypeError as err:
             raise ConfigError(f"baseline {self.name!r}: {err}") from None
-        return InProcessRunner(self.name, instance, snapshots=True)  # they only count memories
+        # They only count memories, and answer with lists of (int, int) tuples.
+        return InProcessRunner(self.name, instance, snapshots=True, canonical=True)

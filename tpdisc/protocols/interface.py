@@ -27,6 +27,10 @@ AgentStates = dict[int, dict[str, Sequence[Any]]]
 class ProtocolRunner(ABC):
     """One live protocol instance, for the length of one simulation."""
 
+    # True when ``share`` answers in the canonical form ``validate_exchanges`` returns
+    # (the project's own baselines, built that way): the game then skips the check.
+    canonical: bool = False
+
     @abstractmethod
     def share(self, step: int, agent_states: AgentStates) -> object:
         """The protocol's raw answer for ``step``; the game validates it."""
@@ -85,9 +89,12 @@ class InProcessRunner(ProtocolRunner):
     protocol reading the memories wants.)
     """
 
-    def __init__(self, name: str, instance: object, *, snapshots: bool = False) -> None:
+    def __init__(
+        self, name: str, instance: object, *, snapshots: bool = False, canonical: bool = False
+    ) -> None:
         self.name = name
         self._snapshots = snapshots
+        self.canonical = canonical
         share = getattr(instance, "share_memories", None)
         if not callable(share):
             raise ProtocolError(f"{name}: the protocol object has no share_memories method")

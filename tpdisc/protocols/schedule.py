@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 # (teacher, learner, number of memories sent, before the attention bottleneck)
 Transfer = tuple[int, int, int]
@@ -16,11 +17,13 @@ class Schedule:
     steps: list[list[Transfer]] = field(default_factory=list)
 
     def record(self, exchanges: dict[int, list[tuple[int, int]]]) -> None:
-        counts: Counter[tuple[int, int]] = Counter()
-        for learner, entries in exchanges.items():
-            for teacher, _ in entries:
-                counts[(teacher, learner)] += 1
-        self.steps.append([(t, learner, n) for (t, learner), n in sorted(counts.items())])
+        transfers = [
+            (teacher, learner, n)
+            for learner, entries in exchanges.items()
+            for teacher, n in Counter(map(itemgetter(0), entries)).items()
+        ]
+        transfers.sort()  # each (teacher, learner) once: the counts never decide the order
+        self.steps.append(transfers)
 
     def at(self, step: int) -> list[Transfer]:
         return self.steps[step] if step < len(self.steps) else []

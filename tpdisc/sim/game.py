@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentState, Memory
 from tpdisc.agents.population import agent_factory, agent_kinds
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ProtocolError
-from tpdisc.protocols.exchanges import validate_exchanges
+from tpdisc.protocols.exchanges import Exchanges, validate_exchanges
 from tpdisc.protocols.interface import AgentStates, ProtocolSpec
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
@@ -103,7 +103,9 @@ class Game:
         self.states = [AgentState.start(self.graph.n_elements, s) for s in starts]
         self.inventory_names: list[list[str]] = [[self.names[e] for e in s] for s in starts]
         self.memory_names: list[list[tuple[str, str, str | None]]] = [[] for _ in starts]
-        self.tried: list[set[tuple[int, int]]] = [set() for _ in starts]
+        # Pairs as ints (lo · n + hi): cheaper to make and hash than tuples, once per memory.
+        self.n = self.graph.n_elements
+        self.tried: list[set[int]] = [set() for _ in starts]
         self.social: list[list[int]] = [[] for _ in starts]
         self.discovered = np.zeros(self.graph.n_elements, dtype=bool)
         for s in starts:
@@ -120,55 +122,66 @@ class Game:
         self.successes = [0] * config.n_agents
         self.remakes = [0] * config.n_agents
         self.result_remakes = [0] * config.n_agents
-        self.received_pairs: list[set[tuple[int, int]]] = [set() for _ in starts]
+        self.received_pairs: list[set[int]] = [set() for _ in starts]
         self.received_results: list[set[int]] = [set() for _ in starts]
         groups: dict[type[Agent], list[int]] = {}
         for i, agent in enumerate(self.agents):
             groups.setdefault(type(agent), []).append(i)
-        self.groups = list(groups.items())
-
-    def choose(self) -> list[tuple[int, int]]:
-        choices: list[tuple[int, int]] = [(0, 0)] * len(self.agents)
-        for cls, ids in self.groups:
-            picked = cls.choose_many(
+        # Agents, states and streams never change: only the social items are new each step.
+        self.groups = [
+            (
+                cls,
+                ids,
                 [self.agents[i] for i in ids],
                 [self.states[i] for i in ids],
-                [self.social[i] for i in ids],
                 [self.agent_rngs[i] for i in ids],
             )
+            for cls, ids in groups.items()
+        ]
+
+    def choose(self) -> list[tuple[int, int]]:
+        if len(self.groups) == 1:  # one kind of agent, ids 0, 1, … in order
+            cls, _, agents, states, rngs = self.groups[0]
+            return cls.choose_many(agents, states, self.social, rngs)
+        choices: list[tuple[int, int]] = [(0, 0)] * len(self.agents)
+        for cls, ids, agents, states, rngs in self.groups:
+            picked = cls.choose_many(agents, states, [self.social[i] for i in ids], rngs)
             for i, pair in zip(ids, picked, strict=True):
                 choices[i] = pair
         return choices
 
     def attempt(self, agent_id: int, a: int, b: int) -> None:
         state = self.states[agent_id]
-        for e in (a, b):
-            if not state.owned[e] and e not in self.social[agent_id]:
-                raise RuntimeError(
-                    f"agent {agent_id} ({self.agents[agent_id].kind}) attempted "
-                    f"{self.names[e]!r}, which it can neither own nor borrow"
-                )
+        owned, names = state.owned, self.names
+        if not (owned[a] and owned[b]):
+            for e in (a, b):
+                if not owned[e] and e not in self.social[agent_id]:
+                    raise RuntimeError(
+                        f"agent {agent_id} ({self.agents[agent_id].kind}) attempted "
+                        f"{names[e]!r}, which it can neither own nor borrow"
+                    )
         results = self.graph.combine(a, b)
         result = FAILED
         if len(results) == 1:
             result = results[0]
         elif results:
-            new = [r for r in results if not state.owned[r]]
+            new = [r for r in results if not owned[r]]
             options = new or list(results)
             result = options[int(self.rng.integers(len(options)))]
-        if result != FAILED and not state.owned[result]:
-            state.owned[result] = True
-            state.inventory.append(result)
-            self.inventory_names[agent_id].append(self.names[result])
-            if not self.discovered[result]:
-                self.discovered[result] = True
-                self.coverage += 1
+        if result == FAILED:
+            self.memory_names[agent_id].append((names[a], names[b], None))
+        else:
+            if not owned[result]:
+                owned[result] = True
+                state.inventory.append(result)
+                self.inventory_names[agent_id].append(names[result])
+                if not self.discovered[result]:
+                    self.discovered[result] = True
+                    self.coverage += 1
+            self.memory_names[agent_id].append((names[a], names[b], names[result]))
         memory: Memory = (a, b, result)
         state.memories.append(memory)
-        self.memory_names[agent_id].append(
-            (self.names[a], self.names[b], self.names[result] if result != FAILED else None)
-        )
-        key = (a, b) if a <= b else (b, a)
+        key = a * self.n + b if a <= b else b * self.n + a
         self.tried[agent_id].add(key)
         # Delivery comes after the attempts of a step: these sets hold earlier steps only.
         if key in self.received_pairs[agent_id]:
@@ -191,11 +204,11 @@ class Game:
 
     def deliver(self, step: int, exchanges: dict[int, list[tuple[int, int]]]) -> None:
         self.schedule.record(exchanges)
-        limit = self.config.bottleneck
+        limit, n, states = self.config.bottleneck, self.n, self.states
         new_social: list[list[int]] = [[] for _ in self.agents]
         for learner in sorted(exchanges):
             entries = exchanges[learner]
-            sent = [self.states[teacher].memories[index] for teacher, index in entries]
+            sent = [states[teacher].memories[index] for teacher, index in entries]
             kept: list[bool] | None = None
             memories = sent
             if len(sent) > limit:
@@ -209,15 +222,17 @@ class Game:
             tried = self.tried[learner]
             pairs = self.received_pairs[learner]
             results = self.received_results[learner]
+            novel = 0
             for a, b, r in memories:
                 elements[a] = elements[b] = None
-                key = (a, b) if a <= b else (b, a)
+                key = a * n + b if a <= b else b * n + a
                 if r != FAILED:
                     elements[r] = None
                     pairs.add(key)
                     results.add(r)
                 if key not in tried:
-                    self.novel_received += 1
+                    novel += 1
+            self.novel_received += novel
             self.received += len(memories)
             new_social[learner] = list(elements)
             if memories:
@@ -295,12 +310,15 @@ def _play(
             for agent_id, (a, b) in enumerate(game.choose()):
                 game.attempt(agent_id, a, b)
             raw = runner.share(step, game.agent_states())
-            try:
-                exchanges = validate_exchanges(raw, [len(s.memories) for s in game.states])
-            except ProtocolError as err:
-                raise ProtocolError(
-                    f"{protocol.label}: invalid exchange at step {step}: {err}"
-                ) from None
+            if runner.canonical:
+                exchanges = cast(Exchanges, raw)
+            else:
+                try:
+                    exchanges = validate_exchanges(raw, [len(s.memories) for s in game.states])
+                except ProtocolError as err:
+                    raise ProtocolError(
+                        f"{protocol.label}: invalid exchange at step {step}: {err}"
+                    ) from None
             game.deliver(step, exchanges)
             curve.append(game.coverage)
             if on_step is not None:

@@ -1,0 +1,545 @@
+"""Compiled kernels of the empowerment agents (see :mod:`tpdisc.agents.compiled`).
+
+Each kernel does what a part of :class:`~tpdisc.agents.empowerment.EmpowermentAgent`'s
+numpy reference does, on the same arrays, with the same floating-point operations in the
+same order, so that both give the same bits. Two of numpy's reductions are rebuilt here for
+that: the pairwise sum of ``ndarray.sum`` (:func:`pairwise_sum`) and the two-lane
+accumulation of ``np.einsum("ij,ij->i", ...)`` (:func:`_row_dot`, numpy's baseline SSE
+loop; no fused multiply-add). ``np.exp`` and ``x @ x`` stay with the callers.
+
+The constants the kernels share with the agent live here: numba freezes globals into the
+cached machine code, and its cache notices changes to this file only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tpdisc.agents.compiled import inline, kernel
+
+# Below this a value counts as zero empowerment: a sum that is 0 in exact arithmetic (no
+# result with children left) comes out at ~1e-7 from the prior's float32 summaries, and
+# must still be discarded as worthless. Real values are ~1e-2 and more.
+ZERO = 1e-6
+# The softmax draw leaves out options more than NEGLIGIBLE temperatures below the best: each
+# has under e^-40 (4e-18) of the best one's weight, all together under 4e-14 of the
+# probability with 10,000 options, so a draw would pick one about once in 10^13 decisions.
+# In a late game most options are that far down, and weighing them was most of a decision.
+NEGLIGIBLE = 40.0
+BAND_MIN = 1024  # below, leaving options out costs more than weighing them
+# Codes of what an agent knows about a pair; a code > 0 is 1 + the result of a received
+# success. Nothing known is 0, what freshly zeroed memory holds.
+UNKNOWN, FAILURE, OWN_SUCCESS = 0, -1, -2
+FAILED = -1  # a memory's result on failure (tpdisc.agents.base.FAILED)
+UNIFORM, WEIGH = -1, -2  # what prepare_draw leaves to its caller
+
+
+@inline
+def _block_sum(a: np.ndarray, start: int, n: int) -> float:
+    """numpy's sum of at most 128 values: in order below 8, else eight running sums."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[start + i]
+        return res
+    r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+    r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
+    i = 8
+    whole = n - n % 8
+    while i < whole:
+        s = start + i
+        r0 += a[s]
+        r1 += a[s + 1]
+        r2 += a[s + 2]
+        r3 += a[s + 3]
+        r4 += a[s + 4]
+        r5 += a[s + 5]
+        r6 += a[s + 6]
+        r7 += a[s + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[start + i]
+        i += 1
+    return res
+
+
+@inline
+def _left_size(n: int) -> int:
+    half = n // 2
+    return half - half % 8
+
+
+@inline
+def pairwise_sum(a: np.ndarray, start: int, n: int) -> float:
+    """``a[start:start + n].sum()`` as numpy adds it: blocks of up to 128 values (see
+    :func:`_block_sum`), the two halves of a longer run summed apart, then added.
+
+    numpy recurses; this walks the same tree with a stack, as numba's cache cannot load a
+    recursive function.
+    """
+    if n <= 128:
+        return _block_sum(a, start, n)
+    starts = np.empty(64, dtype=np.intp)  # the path from the root: depth < log2(n)
+    sizes = np.empty(64, dtype=np.intp)
+    lefts = np.empty(64)
+    waiting = np.zeros(64, dtype=np.int8)  # 0: not split yet, 1: for its left, 2: right
+    starts[0], sizes[0], depth = start, n, 1
+    while True:
+        i = depth - 1
+        if sizes[i] > 128 and waiting[i] == 0:
+            waiting[i] = 1
+            starts[depth], sizes[depth], waiting[depth] = starts[i], _left_size(sizes[i]), 0
+            depth += 1
+            continue
+        v = _block_sum(a, starts[i], sizes[i])
+        depth -= 1
+        while depth:  # hand v up the path
+            j = depth - 1
+            if waiting[j] == 1:
+                lefts[j], waiting[j] = v, 2
+                half = _left_size(sizes[j])
+                starts[depth], sizes[depth], waiting[depth] = starts[j] + half, sizes[j] - half, 0
+                depth += 1
+                break
+            v = lefts[j] + v
+            depth -= 1
+        if not depth:
+            return v
+
+
+@inline
+def _row_dot(dtop: np.ndarray, r: int, weights: np.ndarray, top: np.ndarray) -> float:
+    """``Σ_j dtop[r, j] · weights[top[r, j]]`` as ``np.einsum("ij,ij->i")`` sums it: two
+    lanes, eight products per round taken last to first, then lane 0 + lane 1."""
+    k = dtop.shape[1]
+    lane0 = 0.0
+    lane1 = 0.0
+    j = 0
+    while k - j >= 8:
+        lane0 = dtop[r, j + 6] * weights[top[r, j + 6]] + lane0
+        lane1 = dtop[r, j + 7] * weights[top[r, j + 7]] + lane1
+        lane0 = dtop[r, j + 4] * weights[top[r, j + 4]] + lane0
+        lane1 = dtop[r, j + 5] * weights[top[r, j + 5]] + lane1
+        lane0 = dtop[r, j + 2] * weights[top[r, j + 2]] + lane0
+        lane1 = dtop[r, j + 3] * weights[top[r, j + 3]] + lane1
+        lane0 = dtop[r, j] * weights[top[r, j]] + lane0
+        lane1 = dtop[r, j + 1] * weights[top[r, j + 1]] + lane1
+        j += 8
+    while j < k:
+        lane0 = dtop[r, j] * weights[top[r, j]] + lane0
+        # past the end, the last load pads lane 1 with a zero product
+        lane1 += dtop[r, j + 1] * weights[top[r, j + 1]] if j + 1 < k else 0.0
+        j += 2
+    return 0.0 + (lane0 + lane1)
+
+
+@inline
+def _known_value(code: int, item: np.ndarray, owned: np.ndarray) -> float:
+    """A received success is worth EmpItem of its result while the agent lacks it;
+    failures and own successes nothing."""
+    if code <= 0:
+        return 0.0
+    return item[code - 1] * (0.0 if owned[code - 1] else 1.0)
+
+
+@inline
+def _prior_row(
+    p: int,
+    r: int,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u: np.ndarray,
+    owned_weight: np.ndarray,
+    renormalise: bool,
+    top: np.ndarray,
+    dtop: np.ndarray,
+) -> tuple[float, float, float, float, float]:
+    """Fill ``top[r]`` and ``dtop[r]`` for pair ``p`` and return its (ps, a, b, c, d)."""
+    p_success, resid, expect, top_idx, top_p = tables
+    ps = p_success[p]
+    rho = resid[p]
+    for j in range(top.shape[1]):
+        top[r, j] = top_idx[p, j]
+        dtop[r, j] = np.float64(top_p[p, j]) - rho
+    a = ps * (expect[p] + _row_dot(dtop, r, u, top))
+    b = ps * rho
+    if not renormalise:  # c and d are read only when renormalising
+        return ps, a, b, b, b
+    return ps, a, b, _row_dot(dtop, r, owned_weight, top), rho
+
+
+@inline
+def _value(
+    a: float, b: float, c: float, d: float, u_sum: float, n_owned: int, renormalise: bool
+) -> float:
+    value = b * u_sum + a
+    if renormalise:
+        den = d * -float(n_owned)
+        den = den - c
+        den = den + 1.0
+        den = 1e-9 if den < 1e-9 else den  # np.maximum(den, 1e-9), NaN kept
+        value = value / den
+    return value
+
+
+@kernel
+def gain(
+    e: int,
+    worth: float,
+    scan: bool,
+    partners: np.ndarray,
+    pair_id: np.ndarray,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u_sum: float,
+    n_owned: int,
+    renormalise: bool,
+    n: int,
+    rows: tuple[np.ndarray, ...],
+    top: np.ndarray,
+    dtop: np.ndarray,
+) -> None:
+    """The rows after the agent gained ``e`` (its ``u``, ownership and counts already
+    updated): ``_gain`` then ``_add_rows`` of the reference, and every row's value.
+
+    ``agent`` = (u, owned_weight, item, owned, known, row_of); ``rows`` = (lo, hi, ps, a,
+    b, c, d, value, code, frozen), with ``n`` rows before this gain and room for
+    ``partners.size`` more.
+    """
+    u, owned_weight, item, owned, known, row_of = agent
+    lo, hi, ps, a, b, c, d, value, code, frozen = rows
+    k = top.shape[1]
+    if scan:  # the lasting candidates that may yield e lose its worth
+        for r in range(n):
+            hit = False
+            for j in range(k):  # no early exit: a loop the compiler vectorises
+                hit |= top[r, j] == e
+            if not hit or frozen[r]:
+                continue
+            for j in range(k):
+                if top[r, j] == e:  # results are distinct within a row
+                    dr = dtop[r, j]
+                    a[r] = a[r] - ps[r] * dr * worth
+                    c[r] = c[r] + dr
+                    break
+    for r in range(n):  # received successes that yield e are now worth nothing
+        if code[r] == e + 1:
+            a[r] = 0.0
+    for i in range(partners.size):
+        q = partners[i]
+        p = pair_id[e, q]
+        r = n + i
+        lo[r] = min(q, e)
+        hi[r] = max(q, e)
+        ps[r], a[r], b[r], c[r], d[r] = _prior_row(
+            p, r, tables, u, owned_weight, renormalise, top, dtop
+        )
+        known_code = known[p]
+        code[r] = known_code
+        frozen[r] = known_code != UNKNOWN
+        if frozen[r]:
+            a[r] = _known_value(known_code, item, owned)
+        row_of[p] = r + 1
+    # Every row's value, frozen ones (worth ``a``) included, then the choice between the
+    # two: a loop without branches, which the compiler vectorises (divisions and all).
+    if renormalise:
+        for r in range(n + partners.size):
+            v = _value(a[r], b[r], c[r], d[r], u_sum, n_owned, True)
+            value[r] = a[r] if frozen[r] else v
+    else:
+        for r in range(n + partners.size):
+            v = b[r] * u_sum + a[r]
+            value[r] = a[r] if frozen[r] else v
+
+
+@kernel
+def live_options(value: np.ndarray, n: int, position: np.ndarray) -> tuple:
+    """The rows worth something, their values and the values' sum; ``position`` maps each
+    row to its place among them (-1 for the others)."""
+    # Written without branches (each row is stored, and kept by moving on), here and in
+    # the kernels below: whether a row is worth something is as good as random.
+    rows = np.empty(n, dtype=np.intp)
+    x = np.empty(n)
+    count = 0
+    for r in range(n):
+        v = value[r]
+        keep = v > ZERO
+        rows[count] = r
+        x[count] = v
+        position[r] = count if keep else -1
+        count += keep
+    return rows[:count], x[:count], pairwise_sum(x, 0, count)
+
+
+@kernel
+def learn(
+    memories: np.ndarray,
+    keep_results: bool,
+    pair_id: np.ndarray,
+    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    live: tuple[np.ndarray, np.ndarray],
+    count: int,
+    total: float,
+    squares: float,
+    dirty: bool,
+) -> tuple[int, float, float, bool]:
+    """What the agent learns from received ``memories`` (rows of a, b, result), in order:
+    ``known``, the rows it freezes, and the live options' count, sum and sum of squares,
+    returned with whether they need a rebuild.
+
+    ``agent`` = (known, row_of, item, owned); ``rows`` = (code, frozen, a, value); ``live``
+    = (position, x).
+    """
+    known, row_of, item, owned = agent
+    code, frozen, a, value = rows
+    position, x = live
+    for i in range(memories.shape[0]):
+        ea, eb, result = memories[i, 0], memories[i, 1], memories[i, 2]
+        p = pair_id[min(ea, eb), max(ea, eb)]
+        if result == FAILED:
+            new_code = FAILURE
+        elif keep_results:
+            new_code = result + 1
+        else:
+            continue  # received successes are left to the prior
+        if known[p] == OWN_SUCCESS:
+            continue
+        known[p] = new_code
+        r = row_of[p] - 1
+        if r < 0:
+            continue
+        v = _known_value(new_code, item, owned)
+        code[r] = new_code
+        frozen[r] = True
+        a[r] = v
+        value[r] = v
+        if dirty:
+            continue
+        place = position[r]
+        if place < 0:
+            dirty = v > ZERO  # a new option: its place is found by a rebuild
+            continue
+        old = x[place]
+        if old > ZERO:
+            count -= 1
+            total -= old
+            squares -= old * old
+        if v > ZERO:
+            count += 1
+            total += v
+            squares += v * v
+            x[place] = v
+        else:
+            x[place] = -np.inf
+    return count, total, squares, dirty
+
+
+@kernel
+def social_prior(
+    extra: np.ndarray,
+    inventory: np.ndarray,
+    pair_id: np.ndarray,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u: np.ndarray,
+    owned_weight: np.ndarray,
+    u_sum: float,
+    n_owned: int,
+    renormalise: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pair ids of the pairs needing the social elements ``extra`` (each with the
+    inventory, the extra elements before it and itself) and their empowerment before what
+    the agent knows of them."""
+    m = inventory.size
+    size = 0
+    for i in range(extra.size):
+        size += m + i + 1
+    pid = np.empty(size, dtype=np.intp)
+    values = np.empty(size)
+    k = tables[3].shape[1]
+    top = np.empty((1, k), dtype=tables[3].dtype)
+    dtop = np.empty((1, k))
+    j = 0
+    for i in range(extra.size):
+        e = extra[i]
+        for q in range(m + i + 1):
+            partner = inventory[q] if q < m else extra[q - m]
+            p = pair_id[e, partner]
+            pid[j] = p
+            _, a, b, c, d = _prior_row(p, 0, tables, u, owned_weight, renormalise, top, dtop)
+            values[j] = _value(a, b, c, d, u_sum, n_owned, renormalise)
+            j += 1
+    return pid, values
+
+
+@kernel
+def social_options(
+    pid: np.ndarray, prior: np.ndarray, known: np.ndarray, item: np.ndarray, owned: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and values of the social pairs worth something, after what the agent
+    knows of them."""
+    options = np.empty(pid.size, dtype=np.intp)
+    x = np.empty(pid.size)
+    count = 0
+    for i in range(pid.size):
+        known_code = known[pid[i]]
+        v = prior[i] if known_code == UNKNOWN else _known_value(known_code, item, owned)
+        options[count] = i
+        x[count] = v
+        count += v > ZERO
+    return options[:count], x[:count]
+
+
+@kernel
+def near_social(
+    owned_social: np.ndarray, n_elements: int, lo: np.ndarray, hi: np.ndarray, value: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The rows worth something that use one of ``owned_social``, in row order, their
+    values and the values' sum."""
+    in_social = np.zeros(n_elements, dtype=np.bool_)
+    for e in owned_social:
+        in_social[e] = True
+    n = value.size
+    near = np.empty(n, dtype=np.intp)
+    x = np.empty(n)
+    count = 0
+    for r in range(n):
+        v = value[r]
+        near[count] = r
+        x[count] = v
+        count += (in_social[lo[r]] | in_social[hi[r]]) & (v > ZERO)
+    return near[:count], x[:count], pairwise_sum(x, 0, count)
+
+
+@kernel
+def split_social(social: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The social items the agent owns and those it does not, each in order."""
+    n_owned = 0
+    for e in social:
+        if owned[e]:
+            n_owned += 1
+    mine = np.empty(n_owned, dtype=np.intp)
+    extra = np.empty(social.size - n_owned, dtype=np.intp)
+    i = j = 0
+    for e in social:
+        if owned[e]:
+            mine[i] = e
+            i += 1
+        else:
+            extra[j] = e
+            j += 1
+    return mine, extra
+
+
+@kernel
+def prepare_draw(
+    x: np.ndarray,
+    count: int,
+    total: float,
+    squares: float,
+    extra: np.ndarray,
+    beta: float,
+    zscore: bool,
+) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The softmax draw up to the exponentials, over the options of ``x`` (its ``count``
+    finite entries; ``total`` their sum) then ``extra``; ``squares`` is the sum of the
+    squares of both (BLAS's, from the caller).
+
+    Returns (outcome, n, log-weights, band): outcome >= 0 is the position drawn when there
+    is one option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
+    ``WEIGH`` for the draw over ``exp(log-weights)`` (see :func:`band_weights`).
+    """
+    n = count + extra.size
+    if n == 1:
+        first = x.size
+        if count:
+            first = 0
+            while not x[first] > ZERO:
+                first += 1
+        return first, n, np.empty(0), np.empty(0, dtype=np.intp)
+    top = max(_maximum(x) if count else -np.inf, _maximum(extra))
+    if extra.size:
+        total += pairwise_sum(extra, 0, extra.size)
+    scale = beta
+    if zscore:  # tpdisc.agents.empowerment_options.temperature
+        mean = total / n
+        var = squares / n - mean * mean
+        if var <= 1e-24 * max(1.0, mean * mean):
+            return UNIFORM, n, np.empty(0), np.empty(0, dtype=np.intp)
+        scale = beta * np.sqrt(var)
+    w, band = band_weights(x, extra, top, scale)
+    return WEIGH, n, w, band
+
+
+@inline
+def _maximum(x: np.ndarray) -> float:
+    """The largest value of ``x`` (-inf when empty), kept as four running maxima: with
+    one, every comparison waits for the previous one."""
+    m0 = m1 = m2 = m3 = -np.inf
+    whole = x.size - x.size % 4
+    for i in range(0, whole, 4):
+        m0 = x[i] if x[i] > m0 else m0
+        m1 = x[i + 1] if x[i + 1] > m1 else m1
+        m2 = x[i + 2] if x[i + 2] > m2 else m2
+        m3 = x[i + 3] if x[i + 3] > m3 else m3
+    for i in range(whole, x.size):
+        m0 = x[i] if x[i] > m0 else m0
+    return max(max(m0, m1), max(m2, m3))
+
+
+@inline
+def band_weights(
+    x: np.ndarray, extra: np.ndarray, top: float, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The softmax's log-weights, ``(value - top) / scale``, of the options of ``x`` then
+    ``extra``: all of them below ``BAND_MIN`` entries (the band is then empty), else only
+    those within ``NEGLIGIBLE`` temperatures of the best, with their positions (the band).
+    """
+    size = x.size + extra.size
+    inverse = 1.0 / scale
+    if size < BAND_MIN:
+        w = np.empty(size)
+        for i in range(x.size):
+            w[i] = (x[i] - top) * inverse
+        for i in range(extra.size):
+            w[x.size + i] = (extra[i] - top) * inverse
+        return w, np.empty(0, dtype=np.intp)
+    cutoff = top - NEGLIGIBLE * scale
+    band = np.empty(size, dtype=np.intp)
+    w = np.empty(size)
+    count = 0
+    for i in range(x.size):  # without branches, as in live_options
+        band[count] = i
+        w[count] = (x[i] - top) * inverse
+        count += x[i] >= cutoff
+    for i in range(extra.size):
+        band[count] = x.size + i
+        w[count] = (extra[i] - top) * inverse
+        count += extra[i] >= cutoff
+    return w[:count], band[:count]
+
+
+@kernel
+def pick(w: np.ndarray, u: float) -> int:
+    """The draw of ``searchsorted(cumsum(w), u · sum, side="right")`` over the weights
+    ``w`` (sums in order, as cumsum's); when rounding carries it past the end, the last
+    positive weight."""
+    cumulative = np.empty(w.size)
+    total = 0.0
+    for i in range(w.size):
+        total += w[i]
+        cumulative[i] = total
+    target = u * total
+    lo, hi = 0, w.size  # the first position whose running sum exceeds the target
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cumulative[mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo < w.size:
+        return lo
+    for i in range(w.size - 1, -1, -1):
+        if w[i] != 0.0:
+            return i
+    return w.size
