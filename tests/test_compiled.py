@@ -8,6 +8,8 @@ for bit, and every simulation here runs twice, once each way, and must come out 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,7 +18,7 @@ import pytest
 from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.choices import EmpowermentChoices
-from tpdisc.agents.compiled import reference_mode
+from tpdisc.agents.compiled import reference_mode, use_kernels
 from tpdisc.agents.empowerment import EmpowermentAgent
 from tpdisc.agents.empowerment_kernels import pairwise_sum
 from tpdisc.agents.empowerment_tables import EmpowermentTables
@@ -266,3 +268,28 @@ def test_stochastic_kernels_follow_the_reference() -> None:
             for agent in (reference, compiled):
                 agent.observe_received(memories)
             assert np.array_equal(compiled.unknown, reference.unknown)
+
+
+def test_each_agent_type_has_its_default_path_and_the_environment_overrides_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TPDISC_REFERENCE", raising=False)
+    assert use_kernels(True) and not use_kernels(False)
+    assert StochasticAgent(N, 0.5).compiled is False  # numba's start costs more than it saves
+    monkeypatch.setenv("TPDISC_REFERENCE", "0")
+    assert use_kernels(False) and StochasticAgent(N, 0.5).compiled is True
+    monkeypatch.setenv("TPDISC_REFERENCE", "1")
+    assert not use_kernels(True)
+
+
+def test_kernels_load_numba_at_their_first_call_only() -> None:
+    code = (
+        "import sys\n"
+        "import tpdisc.agents.stochastic, tpdisc.agents.empowerment_kernels\n"
+        "assert 'numba' not in sys.modules\n"
+        "import numpy as np\n"
+        "from tpdisc.agents.empowerment_kernels import pairwise_sum\n"
+        "assert pairwise_sum(np.ones(5), 0, 5) == 5.0\n"
+        "assert 'numba' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -2,9 +2,10 @@
 
 The agents' decisions and what they learn run as numba kernels (``@njit`` with an on-disk
 cache: the first run on a machine compiles them, in a few seconds, and every later process
-loads them, in about 0.3 s). Each kernel has a reference in numpy or plain Python that
-makes the same choices bit for bit; ``TPDISC_REFERENCE=1`` (or an agent built with
-``reference=True``) runs that instead, and ``tests/test_compiled.py`` compares the two.
+loads them, in about 0.35 s, at the first call of a kernel). Each kernel has a reference
+in numpy or plain Python that makes the same choices bit for bit; ``TPDISC_REFERENCE=1``
+(or an agent built with ``reference=True``) runs that instead, and
+``tests/test_compiled.py`` compares the two.
 
 Where the cache goes: ``__pycache__`` beside the kernels' modules, or, when the package's
 folder is read-only, numba's user-wide cache (``~/.cache/numba``); ``NUMBA_CACHE_DIR``
@@ -19,10 +20,9 @@ those in numpy, so that both paths see the same bits.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
-
-import numba
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,16 +32,76 @@ def reference_mode() -> bool:
     return os.environ.get("TPDISC_REFERENCE", "").strip().lower() not in ("", "0", "no", "false")
 
 
+def use_kernels(default: bool) -> bool:
+    """Whether an agent runs the compiled kernels: never with ``TPDISC_REFERENCE=1``, always
+    with ``TPDISC_REFERENCE=0``, otherwise ``default``, its agent type's choice."""
+    value = os.environ.get("TPDISC_REFERENCE", "").strip().lower()
+    if not value:
+        return default
+    return not reference_mode()
+
+
+class _Lazy:
+    """A kernel before numba has compiled (or loaded) it.
+
+    Importing numba and loading the cached kernels takes about 0.35 s per process, which a
+    command that never runs a compiled agent in this process (help, reports, a pool's
+    parent) should not pay: numba comes in at the first call of any kernel.
+    """
+
+    __slots__ = ("compiled", "fn", "options")
+
+    def __init__(self, fn: Callable[..., Any], options: dict[str, Any]) -> None:
+        self.fn = fn
+        self.options = options
+        self.compiled: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        compiled = self.compiled
+        if compiled is None:
+            _materialize()
+            compiled = self.compiled
+            assert compiled is not None
+        return compiled(*args)
+
+
+_REGISTERED: list[_Lazy] = []
+
+
+def _materialize() -> None:
+    """Every registered function as a numba dispatcher, in its module's globals too: a
+    kernel calls its helpers by their global names, which numba resolves when it compiles
+    the kernel (at its first call, after this)."""
+    import numba
+
+    for lazy in _REGISTERED:
+        if lazy.compiled is None:
+            lazy.compiled = numba.njit(cache=True, **lazy.options)(lazy.fn)
+            lazy.fn.__globals__[lazy.fn.__name__] = lazy.compiled
+    # Modules that imported a kernel by name call the dispatcher directly from now on (a
+    # hop through _Lazy costs a Python call per kernel call).
+    compiled = {id(lazy): lazy.compiled for lazy in _REGISTERED}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("tpdisc.") and module is not None:
+            for attribute, value in list(vars(module).items()):
+                if id(value) in compiled and isinstance(value, _Lazy):
+                    setattr(module, attribute, compiled[id(value)])
+
+
 def kernel(fn: F) -> F:
     """Compile ``fn`` in nopython mode on first call, caching the machine code on disk.
 
     No ``fastmath``: the kernels must round exactly as the reference does.
     """
-    return cast(F, numba.njit(cache=True)(fn))
+    lazy = _Lazy(fn, {})
+    _REGISTERED.append(lazy)
+    return cast(F, lazy)
 
 
 def inline(fn: F) -> F:
     """A helper of kernels, compiled into each kernel that calls it: a call between
     compiled functions passes every array as a handful of scalars, which costs more than
     the small helpers do."""
-    return cast(F, numba.njit(cache=True, inline="always")(fn))
+    lazy = _Lazy(fn, {"inline": "always"})
+    _REGISTERED.append(lazy)
+    return cast(F, lazy)

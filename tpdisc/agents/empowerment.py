@@ -40,7 +40,7 @@ from tpdisc.agents import empowerment_kernels as kernels
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.choices import EmpowermentChoices
-from tpdisc.agents.compiled import reference_mode
+from tpdisc.agents.compiled import use_kernels
 from tpdisc.agents.empowerment_kernels import (
     FAILURE,
     OWN_SUCCESS,
@@ -75,7 +75,7 @@ class EmpowermentAgent(Agent):
         """``reference``: run the numpy reference instead of the compiled kernels (the
         default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.tables = tables
-        self.compiled = not (reference_mode() if reference is None else reference)
+        self.compiled = use_kernels(True) if reference is None else not reference
         self._prior_tables = (
             tables.p_success,
             tables.resid,
