@@ -264,14 +264,18 @@ class Generalization:
 OnSimulation = Callable[[str, str], None]
 
 
+NO_LLM = "no LLM endpoint given (--llm-base-url, --llm-model)"
+
+
 def runnable(
-    settings: Sequence[Setting], llm: LLMAgentConfig | None
+    settings: Sequence[Setting], llm: LLMAgentConfig | None, no_llm: str = NO_LLM
 ) -> tuple[list[Setting], list[tuple[str, str]]]:
-    """The settings that can run, and the skipped ones with the reason."""
+    """The settings that can run, and the skipped ones with the reason (``no_llm`` for
+    those that need LLM agents when there is no endpoint)."""
     run, skipped = [], []
     for setting in settings:
         if setting.needs_llm and llm is None:
-            skipped.append((setting.name, "no LLM endpoint given (--llm-base-url, --llm-model)"))
+            skipped.append((setting.name, no_llm))
         else:
             run.append(setting)
     return run, skipped

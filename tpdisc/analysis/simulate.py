@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tpdisc.agents.population import prepare_agents
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore, SimSummary
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
@@ -30,7 +29,7 @@ from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.evaluate import AblatedTask, SimTask, evaluate_ablated
+from tpdisc.sim.evaluate import AblatedTask, SimTask, evaluate_ablated, prepare_simulation
 from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult
 
@@ -140,7 +139,7 @@ def summarise(result: SimResult, n_agents: int) -> SimSummary:
 
 
 @dataclass(frozen=True)
-class _Summarised:
+class Summarised:
     """A simulation task (plain or with its ablated replay) that sends back only the
     summaries, tagged with where they belong; a protocol's failure comes back as text,
     so that one broken protocol does not end an analysis of thousands."""
@@ -216,16 +215,15 @@ def execute(
     ``on_simulation`` gets a label (the protocol's name) after each task.
     """
     for p in plans:
-        kinds = {kind for kind, _ in p.run.sim.agents}
         if p.missing:
-            prepare_agents(p.run.domain.graph, p.run.domain.source, kinds, p.run.sim.params)
+            prepare_simulation(p.run.domain, p.run.sim)
     specs = [{q.id: q for q in p.run.protocols} for p in plans]
-    tasks: list[_Summarised] = []
+    tasks: list[Summarised] = []
     for k, p in enumerate(plans):
         make = AblatedTask if p.ablated else SimTask
         for pid, seeds in p.missing.items():
             spec = specs[k][pid].spec
-            tasks.extend(_Summarised(k, pid, make(p.run.domain, p.run.sim, spec, s)) for s in seeds)
+            tasks.extend(Summarised(k, pid, make(p.run.domain, p.run.sim, spec, s)) for s in seeds)
     if not tasks:
         return
     stores = [p.run.store() if p.missing else None for p in plans]

@@ -87,17 +87,12 @@ class _CommandLineUI:
 def _requested(
     study_file: Path | None, preset: str | None, out: Path | None, options: Options
 ) -> Any:
-    from tpdisc.config_tree import read_yaml
-    from tpdisc.study.config import StudyConfig, load_study_config
+    from tpdisc.study.config import load_study_config
     from tpdisc.study.layout import StudyDir
 
-    overrides = flatten(options.overrides())
-    if out is not None and StudyDir(out).config.is_file() and study_file is None and not preset:
-        stored = StudyConfig.from_dict(read_yaml(StudyDir(out).config), str(out))
-        raw = stored.to_dict()
-        data = {**flatten(raw), **{k: v for k, v in overrides.items() if v is not None}}
-        return load_study_config(None, None, data)
-    return load_study_config(study_file, preset, overrides)
+    if study_file is None and not preset and out is not None and StudyDir(out).config.is_file():
+        study_file = StudyDir(out).config  # a rerun: the folder's own complete settings
+    return load_study_config(study_file, preset, flatten(options.overrides()))
 
 
 def _plan_line(config: Any, out: Path) -> str:

@@ -159,6 +159,13 @@ class SimTask:
         )
 
 
+def prepare_simulation(domain: Domain, config: SimConfig) -> None:
+    """Build what the agents of ``config`` need on ``domain`` before simulating (the
+    empowerment prior: a minute the first time, then read from the cache, once per
+    process), so that its build does not happen inside a progress bar or a worker."""
+    prepare_agents(domain.graph, domain.source, (kind for kind, _ in config.agents), config.params)
+
+
 def evaluate(
     domain: Domain,
     config: SimConfig,
@@ -177,7 +184,7 @@ def evaluate(
     ``log_to``, each simulation streams its log to ``log_to``-seedN.parquet instead, from
     the process that runs it (a Ray cluster's nodes need that folder shared).
     """
-    prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
+    prepare_simulation(domain, config)
     tasks = [SimTask(domain, config, protocol, s, record_log, log_to) for s in seeds]
     results = run_tasks(tasks, executor, on_result)
     return Evaluation.from_results(protocol.name, results, config.n_agents)
@@ -224,7 +231,7 @@ def evaluate_ablated(
 
     Each seed's ablated run replays the schedule of the original run under the same seed.
     """
-    prepare_agents(domain.graph, domain.source, (k for k, _ in config.agents), config.params)
+    prepare_simulation(domain, config)
     tasks = [AblatedTask(domain, config, protocol, s, record_log, log_to) for s in seeds]
     pairs = run_tasks(tasks, executor, on_result)
     return (

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tpdisc.agents.population import prepare_agents
 from tpdisc.config_tree import decode, read_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
@@ -15,7 +14,7 @@ from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.resolve import unique_names
 from tpdisc.sandbox import load_protocols
 from tpdisc.sim.config import EvaluationConfig
-from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
+from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated, prepare_simulation
 from tpdisc.sim.executor_base import Executor
 
 T = TypeVar("T")
@@ -85,8 +84,7 @@ def prepare_evaluation(
     if domain is None:
         domain = make_domain(default_graph(config.recipes), config.sim.variant)
     specs = load_protocols(list(config.protocols), trusted=config.trusted, sandbox=config.sandbox)
-    sim = config.sim
-    prepare_agents(domain.graph, domain.source, (kind for kind, _ in sim.agents), sim.params)
+    prepare_simulation(domain, config.sim)
     return PreparedEvaluation(config, domain, tuple(specs), tuple(unique_names(specs)))
 
 

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpdisc.analysis.generalize import resolve_baselines
 from tpdisc.config_tree import read_yaml, write_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.errors import ConfigError
 from tpdisc.search.archive import Archive
+from tpdisc.search.loop import Event
 from tpdisc.study.analyses import ablation_stage, embeddings_stage, features_stage, volume_stage
 from tpdisc.study.config import StudyConfig, resumed_config
 from tpdisc.study.context import Advance, QuietUI, SearchDisplay, StudyContext
@@ -67,6 +69,19 @@ STAGES: tuple[tuple[str, Stage], ...] = (
 STAGE_NAMES = tuple(name for name, _ in STAGES)
 
 
+@dataclass(frozen=True)
+class _CountedSearch:
+    display: SearchDisplay
+    counter: _Counting
+
+    def event(self, event: Event) -> None:
+        self.display.event(event)
+
+    def simulation(self) -> None:
+        self.counter.simulations += 1
+        self.display.simulation()
+
+
 class _Counting:
     """The study's display, counting the simulations each stage runs (for the log)."""
 
@@ -90,17 +105,7 @@ class _Counting:
     @contextmanager
     def search(self, total: int, done: int, sims: int) -> Iterator[SearchDisplay]:
         with self.ui.search(total, done, sims) as display:
-            counting = self
-
-            class Counted:
-                def event(self, event: Any) -> None:
-                    display.event(event)
-
-                def simulation(self) -> None:
-                    counting.simulations += 1
-                    display.simulation()
-
-            yield Counted()
+            yield _CountedSearch(display, self)
 
 
 def open_config(out: Path, requested: StudyConfig | None) -> StudyConfig:
@@ -199,8 +204,6 @@ def _progress_detail(
             parts.append(f"{ref.label} {done}/{config.search.iterations}")
         return "iterations: " + ", ".join(parts)
     if name == "baselines":
-        from tpdisc.analysis.generalize import resolve_baselines
-
         total = len(resolve_baselines(config.baselines.protocols)) * config.baselines.sims
         return f"{counts[name]}/{total} simulations stored"
     if name == "best":

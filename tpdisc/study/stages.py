@@ -8,9 +8,9 @@ its numbers as plain data, which the runner writes as ``results/STAGE.json`` las
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,7 @@ from tpdisc.search.archive import Archive
 from tpdisc.search.loop import open_run_dir
 from tpdisc.search.run import evolve
 from tpdisc.sim.config import EvaluationConfig
-from tpdisc.sim.evaluate import Evaluation, sem
+from tpdisc.sim.evaluate import Evaluation, prepare_simulation, sem
 from tpdisc.sim.run import prepare_evaluation
 from tpdisc.study.context import StudyContext
 from tpdisc.study.store import Cell, Stored
@@ -81,7 +81,7 @@ def baselines_stage(ctx: StudyContext) -> dict[str, Any]:
     domain = make_domain(ctx.graph, sim.variant)
     seeds = tuple(range(config.baselines.sims))
     cells = [Cell(name, domain, sim, BaselineProtocol(name), seeds) for name in names]
-    _prepare(ctx, sim, domain)
+    prepare_simulation(domain, sim)
     with ctx.ui.progress(ctx.store.missing("baselines", cells), "baselines") as advance:
         got = ctx.store.simulate("baselines", cells, ctx.executor, advance)
     protocols = [
@@ -94,14 +94,6 @@ def baselines_stage(ctx: StudyContext) -> dict[str, Any]:
         for name in names
     ]
     return {"horizon": config.horizon, "long_steps": config.horizon_long, "protocols": protocols}
-
-
-def _prepare(ctx: StudyContext, sim: Any, domain: Any) -> None:
-    """Build the agents' models (a first study builds the empowerment prior) before any
-    progress bar opens, so its minute shows as what it is."""
-    from tpdisc.agents.population import prepare_agents
-
-    prepare_agents(domain.graph, domain.source, (kind for kind, _ in sim.agents), sim.params)
 
 
 def search_stage(ctx: StudyContext) -> dict[str, Any]:
@@ -212,7 +204,7 @@ def best_stage(ctx: StudyContext) -> dict[str, Any]:
         Cell(ref.label, domain, sim, spec, seeds)
         for (ref, _, _), spec in zip(found, specs, strict=True)
     ]
-    _prepare(ctx, sim, domain)
+    prepare_simulation(domain, sim)
     with ctx.ui.progress(ctx.store.missing("best", cells), "best protocols") as advance:
         got = ctx.store.simulate("best", cells, ctx.executor, advance)
     protocols = []
@@ -257,7 +249,7 @@ def generalization_stage(ctx: StudyContext) -> dict[str, Any]:
         protocols=tuple(files), sims=stage.sims, sim=config.search.sim,
         sandbox=config.search.sandbox, executor=config.executor, recipes=config.recipes,
     )  # fmt: skip
-    active, skipped = runnable(select_settings(stage.settings), None)
+    active, skipped = runnable(select_settings(stage.settings), None, LLM_SKIPPED)
     plans = []
     for setting in active:
         evaluation = setting.apply(base, [*files, *names], None)
@@ -284,14 +276,10 @@ def generalization_stage(ctx: StudyContext) -> dict[str, Any]:
             results.append(
                 SettingResult(setting, tuple(evaluations[:k]), tuple(evaluations[k:]), reachable)
             )
-    # A study has no endpoint for LLM agents (the command line of generalize has).
-    skipped = [(name, LLM_SKIPPED) for name, _ in skipped]
-    study = Generalization(
-        tuple(results), tuple(skipped), tuple(files), names, stage.sims, base.to_dict()
-    )
+    # Files named inside the folder, so that the results stay true when the folder moves.
+    inside = tuple(str(Path(f).relative_to(ctx.folder.root)) for f in files)
+    recorded = {**base.to_dict(), "protocols": list(inside)}
+    study = Generalization(tuple(results), tuple(skipped), inside, names, stage.sims, recorded)
     if results:
         generalization_figure(study, ctx.folder.figures / "generalization.png")
-    # Paths inside the folder, so that the results stay true when the folder moves.
-    root = str(ctx.folder.root) + "/"
-    data = json.loads(json.dumps(study.to_json()).replace(json.dumps(root)[1:-1], ""))
-    return {**data, "failed": failed}
+    return {**study.to_json(), "failed": failed}

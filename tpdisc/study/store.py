@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tpdisc.analysis.simulate import summarise
+from tpdisc.analysis.simulate import Summarised
 from tpdisc.analysis.store import SimSummary
 from tpdisc.domain.variants import Domain
-from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.errors import ConfigError
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.search.archive import immediate_transaction
 from tpdisc.sim.config import SimConfig
@@ -70,22 +70,6 @@ class Stored:
 
     summary: SimSummary | None
     error: str | None = None
-
-
-@dataclass(frozen=True)
-class _CellTask:
-    """A cell's simulation that sends back its summary, or the protocol's failure as text
-    (one broken protocol must not end a study)."""
-
-    index: int
-    task: SimTask
-
-    def __call__(self) -> tuple[int, int, SimSummary | str]:
-        try:
-            result = self.task()
-        except ProtocolError as err:
-            return self.index, self.task.seed, str(err)
-        return self.index, self.task.seed, summarise(result, self.task.config.n_agents)
 
 
 class StudyStore:
@@ -178,21 +162,21 @@ class StudyStore:
         as it arrives; returns all of the cells' simulations, by item and seed."""
         have = self.stored(stage, [c.item for c in cells])
         tasks = [
-            _CellTask(k, SimTask(c.domain, c.sim, c.spec, seed))
+            Summarised(k, 0, SimTask(c.domain, c.sim, c.spec, seed))
             for k, c in enumerate(cells)
             for seed in c.seeds
             if seed not in have.get(c.item, {})
         ]
 
-        def arrived(out: tuple[int, int, SimSummary | str]) -> None:
-            k, seed, got = out
+        def arrived(out: tuple[int, int, int, tuple[SimSummary, ...] | str]) -> None:
+            k, _, seed, got = out
             item = cells[k].item
             if isinstance(got, str):
                 self._put(stage, item, seed, {"error": got})
                 have.setdefault(item, {})[seed] = Stored(None, got)
             else:
-                self._put(stage, item, seed, got.to_json())
-                have.setdefault(item, {})[seed] = Stored(got)
+                self._put(stage, item, seed, got[0].to_json())
+                have.setdefault(item, {})[seed] = Stored(got[0])
             if on_simulation is not None:
                 on_simulation(item)
 
