@@ -5,7 +5,8 @@ each per call, as in a game; sandboxed minus in-process is the overhead. Also th
 the whole state crosses every call (what the worker's mirror saves), and with a protocol
 that sends 10 memories to every agent. Per simulation: opening a runner (fork from the
 zygote, limits, uid, seccomp, loading the source, ``__init__``) and closing it (SIGKILL,
-wait). Once per process: starting the zygote (imports numpy and scikit-learn).
+wait). Once per process: starting the zygote (imports numpy; scikit-learn only once a
+protocol imports it).
 
     python benchmarks/bench_sandbox.py [--record] [--recipes PATH] [--calls 300] [--opens 50]
 """
@@ -171,7 +172,7 @@ def main() -> None:
         f"{args.opens} runs) |",
         "| stop: SIGKILL through the pidfd (the kernel and the zygote clean up) "
         f"| {closes * ms:.2f} ms |",
-        f"| zygote start, once per process (imports numpy, scikit-learn) "
+        f"| zygote start, once per process (imports numpy; scikit-learn on first need) "
         f"| {statistics.median(zygote_start):.2f} s |",
     ]
     try:
