@@ -1,37 +1,87 @@
-"""The ``tpdisc`` command line."""
+"""The ``tpdisc`` command line. :func:`main` is the installed script; ``app`` (the typer
+application of :mod:`tpdisc.cli.root`) is imported on first use."""
 
 from __future__ import annotations
 
-import typer
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from tpdisc.cli.analyze import analyze_app
-from tpdisc.cli.analyze_models import register as register_analysis_models
-from tpdisc.cli.data import data_app
-from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
-from tpdisc.cli.prior import prior_app
-from tpdisc.cli.report_cmd import report_cmd
-from tpdisc.cli.search import archive_cmd, evolve_cmd
-from tpdisc.cli.study import study_cmd
+if TYPE_CHECKING:
+    import typer
 
-__all__ = ["app"]
+    app: typer.Typer
 
-app = typer.Typer(
-    help="Discover transmission protocols for groups that innovate together "
-    "(Collective Little Alchemy).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Help texts are plain text: rich markup would swallow "tpdisc[ray]" and "[default]".
-    rich_markup_mode=None,
-)
-app.command("evaluate")(evaluate_cmd)
-app.command("compare")(compare_cmd)
-app.command("variants")(variants_cmd)
-app.command("evolve")(evolve_cmd)
-app.command("archive")(archive_cmd)
-app.command("report")(report_cmd)
-app.command("study")(study_cmd)
-app.add_typer(prior_app, name="prior")
-app.add_typer(data_app, name="data")
-register_analysis_models(analyze_app)
-app.add_typer(analyze_app, name="analyze")
+__all__ = ["app", "main"]
+
+# Commands that simulate, by their words on the command line, and the options after which
+# they do not (a help text, a printed config, a status report).
+SIMULATING = {
+    ("evaluate",),
+    ("compare",),
+    ("evolve",),
+    ("study",),
+    ("analyze", "ablation"),
+    ("analyze", "volume"),
+    ("analyze", "features"),
+    ("analyze", "generalize"),
+}
+NOT_SIMULATING = {"--help", "-h", "--print-config", "--status"}
+
+
+def will_simulate_in_pool(argv: Sequence[str]) -> bool:
+    """Whether this command line looks like one that runs simulations in a process pool: a
+    guess made before the options are parsed, which only decides whether the pool's worker
+    server starts early (results never depend on it; a wrong guess costs an idle process
+    for as long as the command runs)."""
+    words = tuple(a for a in argv[:2] if not a.startswith("-"))
+    if words[:1] not in SIMULATING and words[:2] not in SIMULATING:
+        return False
+    for k, arg in enumerate(argv):
+        if arg in NOT_SIMULATING:
+            return False
+        if arg.startswith("--executor") or arg.startswith("--workers"):
+            name, _, value = arg.partition("=")
+            if not value and k + 1 < len(argv):
+                value = argv[k + 1]
+            if (name, value) in (("--executor", "serial"), ("--executor", "ray")):
+                return False
+            if (name, value) == ("--workers", "1"):
+                return False
+    return True
+
+
+def will_run_kernels(argv: Sequence[str]) -> bool:
+    """A guess of whether the simulations will run compiled agents: empowerment agents (the
+    default type) unless the command line names only other types, or the reference path
+    is asked for (see :mod:`tpdisc.agents.compiled`)."""
+    from tpdisc.agents.compiled import use_kernels
+
+    text = " ".join(argv)
+    if "empowerment" in text:
+        return use_kernels(True)
+    if "stochastic" in text or "llm" in text:
+        return use_kernels(False)
+    return use_kernels(True)
+
+
+def main(argv: Sequence[str] | None = None) -> Any:
+    """Run the command line. A command that will simulate in a process pool first starts
+    the pool's worker server, which boots (and loads numba, for compiled agents) while the
+    commands load: about 0.2 s that no longer come before the first simulation."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if will_simulate_in_pool(args):
+        from tpdisc.sim.worker_server import start_worker_server
+
+        start_worker_server(will_run_kernels(args))
+    from tpdisc.cli.root import app
+
+    return app(args, prog_name="tpdisc")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from tpdisc.cli.root import app
+
+        return app
+    raise AttributeError(f"module 'tpdisc.cli' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m tpdisc.cli``: the command line without the installed script."""
 
-from tpdisc.cli import app
+from tpdisc.cli import main
 
-app()
+main()

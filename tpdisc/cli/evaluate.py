@@ -193,10 +193,11 @@ def run(
         err_console.print(
             f"warning: with 1 agent no one shares: {', '.join(sharing)} will play as asocial"
         )
-    graph = default_graph(config.recipes)
-    domain = make_domain(graph, config.sim.variant)
     sim = config.sim
-    evaluations = run_evaluations(config, domain, log_dir)
+    with config.executor.open() as pool:
+        graph = default_graph(config.recipes)
+        domain = make_domain(graph, sim.variant)
+        evaluations = run_evaluations(config, domain, pool, log_dir)
     title = (
         f"{sim.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in sim.agents)}), "
         f"{sim.n_steps} steps, {config.sims} sims, variant {domain.name}"

@@ -10,15 +10,16 @@ from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation
+from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.run import prepare_evaluation
 
 
 def run_evaluations(
-    config: EvaluationConfig, domain: Domain, log_dir: Path | None = None
+    config: EvaluationConfig, domain: Domain, pool: Executor, log_dir: Path | None = None
 ) -> list[Evaluation]:
-    """The evaluation of ``config`` on ``domain`` with a progress bar; each simulation's
-    transmission log saved in ``log_dir`` as PROTOCOL[-ablated]-seedN.parquet, streamed
-    there by the process that runs it (no log is held whole in memory)."""
+    """The evaluation of ``config`` on ``domain`` with a progress bar, on ``pool``; each
+    simulation's transmission log saved in ``log_dir`` as PROTOCOL[-ablated]-seedN.parquet,
+    streamed there by the process that runs it (no log is held whole in memory)."""
     # Before the bar: a first run builds the empowerment prior here, with its own display.
     prepared = prepare_evaluation(config, domain)
     if log_dir:
@@ -29,8 +30,7 @@ def run_evaluations(
         def tick(name: str, result: Any) -> None:
             advance(name + suffix)
 
-        with config.executor.open() as pool:
-            return prepared.run(pool, tick, log_dir=log_dir.absolute() if log_dir else None)
+        return prepared.run(pool, tick, log_dir=log_dir.absolute() if log_dir else None)
 
 
 def describe_run(

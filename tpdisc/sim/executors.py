@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from tpdisc.errors import ConfigError
 from tpdisc.sim.executor_base import Executor, PayloadPacker, Task, run_payload
 from tpdisc.sim.ray_executor import RayExecutor
+from tpdisc.sim.worker_server import WORKER_PRELOAD, default_start_method
 
 R = TypeVar("R")
 
@@ -45,13 +46,6 @@ def default_workers() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
-
-
-def default_start_method() -> str:
-    # A fresh worker forked from a clean server process inherits no threads (rich progress
-    # bars, Ray) and no child processes of the parent (sandbox zygotes), unlike plain fork,
-    # and starts much faster than spawn once the server runs.
-    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def die_with_parent(pool_owner: int) -> None:
@@ -102,8 +96,9 @@ class ProcessExecutor(Executor):
         if self._pool is None:
             context = multiprocessing.get_context(self.start_method)
             if self.start_method == "forkserver":
-                # Workers forked from the server start with the simulator already imported.
-                context.set_forkserver_preload(["tpdisc.sim.evaluate"])
+                # Workers forked from the server start with the simulator already imported
+                # (no effect when start_worker_server has started it already).
+                context.set_forkserver_preload([WORKER_PRELOAD])
             self._pool = ProcessPoolExecutor(
                 self.workers,
                 mp_context=context,

@@ -1,0 +1,59 @@
+"""The worker server a command starts early: its workers start with what it preloaded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tpdisc.sim.worker_server import default_start_method
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A fresh process, since a process has a single forkserver whose preload is fixed once it
+# runs. The answer of each worker's first task, then of a worker without the early start.
+PROBE = """
+import sys
+from tpdisc.sim.executors import ProcessExecutor
+from tpdisc.sim.worker_server import start_worker_server
+from tests.worker_probe import KernelsReady
+
+if __name__ == "__main__":
+    if sys.argv[1] != "none":
+        start_worker_server(kernels=sys.argv[1] == "kernels")
+    with ProcessExecutor(2) as pool:
+        print(pool.run([KernelsReady(), KernelsReady()]))
+"""
+
+needs_forkserver = pytest.mark.skipif(
+    default_start_method() != "forkserver", reason="no forkserver start method here"
+)
+
+
+def probe(mode: str, tmp_path: Path) -> str:
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    done = subprocess.run(
+        [sys.executable, str(script), mode],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TPDISC_REFERENCE": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@needs_forkserver
+def test_workers_of_a_server_started_with_kernels_start_with_numba_ready(tmp_path: Path) -> None:
+    assert probe("kernels", tmp_path) == "[True, True]"
+
+
+@needs_forkserver
+def test_workers_start_without_numba_otherwise(tmp_path: Path) -> None:
+    assert probe("plain", tmp_path) == "[False, False]"
+    assert probe("none", tmp_path) == "[False, False]"

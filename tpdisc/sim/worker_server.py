@@ -1,0 +1,34 @@
+"""The server that process pools fork their workers from, startable before anything heavy
+is imported (this module imports nothing of tpdisc's), so that it boots while a command
+still loads."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+# What the server imports before forking: every worker starts with the simulator loaded,
+# and with numba ready to run the agents' kernels if asked.
+WORKER_PRELOAD = "tpdisc.sim.evaluate"
+KERNELS_PRELOAD = "tpdisc.agents.kernels_preload"
+
+
+def default_start_method() -> str:
+    # A fresh worker forked from a clean server process inherits no threads (rich progress
+    # bars, Ray) and no child processes of the parent (sandbox zygotes), unlike plain fork,
+    # and starts much faster than spawn once the server runs.
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def start_worker_server(kernels: bool) -> None:
+    """Start the forkserver of this process, preloaded with the simulator, and return at
+    once: it boots in the background, in about 0.15 s, plus 0.3 s to load numba with
+    ``kernels``. One server serves every pool of the process; a pool started later forks
+    its workers from it, which then start ready. Without the forkserver start method (not
+    on Linux) this does nothing."""
+    if default_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    preload = [WORKER_PRELOAD, *([KERNELS_PRELOAD] if kernels else [])]
+    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    forkserver.ensure_running()
