@@ -53,7 +53,9 @@ def test_kernels_are_guessed_from_the_agent_types_named(monkeypatch: pytest.Monk
     assert will_run_kernels(["evaluate", "paired"])  # empowerment, the default
     assert not will_run_kernels(["evaluate", "--agent-type", "stochastic"])
     assert not will_run_kernels(["evaluate", "--agent-type=llm"])
-    assert will_run_kernels(["evaluate", "--agents", "stochastic:5,empowerment:5"])
+    assert will_run_kernels(["evaluate", "--population", "stochastic:5,empowerment:5"])
+    assert not will_run_kernels(["evaluate", "--population=stochastic:10"])
+    assert will_run_kernels(["evolve", "--llm-model", "m", "--llm-base-url", "http://x"])
     monkeypatch.setenv("TPDISC_REFERENCE", "1")
     assert not will_run_kernels(["evaluate", "paired"])
 

@@ -53,14 +53,16 @@ def will_simulate_in_pool(argv: Sequence[str]) -> bool:
 
 def will_run_kernels(argv: Sequence[str]) -> bool:
     """A guess of whether the simulations will run compiled agents: empowerment agents (the
-    default type) unless the command line names only other types, or the reference path
-    is asked for (see :mod:`tpdisc.agents.compiled`)."""
+    default type) unless ``--agent-type`` or ``--population`` names only other types, or
+    the reference path is asked for (see :mod:`tpdisc.agents.compiled`)."""
     from tpdisc.agents.compiled import use_kernels
 
-    text = " ".join(argv)
-    if "empowerment" in text:
-        return use_kernels(True)
-    if "stochastic" in text or "llm" in text:
+    named = []
+    for k, arg in enumerate(argv):
+        name, _, value = arg.partition("=")
+        if name in ("--agent-type", "--population"):
+            named.append(value if value else argv[k + 1] if k + 1 < len(argv) else "")
+    if named and not any("empowerment" in value for value in named):
         return use_kernels(False)
     return use_kernels(True)
 
