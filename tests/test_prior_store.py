@@ -136,3 +136,14 @@ def test_the_same_seed_gives_the_same_bytes_and_another_seed_another_prior(
     assert print_["seed"] == 1 and print_["key"] == other.meta["key"]
     assert print_["sha256"] != store.fingerprint(first.meta)["sha256"]
     assert 0.0 <= print_["quality"]["roc_auc"] <= 1.0
+
+
+def test_checksums_are_those_of_the_arrays_bytes_so_earlier_caches_still_load() -> None:
+    import hashlib
+
+    from tpdisc.agents.prior.store import _checksum
+
+    wide = np.arange(48, dtype=np.uint16).reshape(6, 8)
+    for array in (wide, wide[:, ::2], np.linspace(0, 1, 7, dtype=np.float32)):
+        expected = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+        assert _checksum(array) == expected
