@@ -67,7 +67,7 @@ def prior_path(key: str) -> Path:
 def _checksum(array: np.ndarray) -> str:
     # Hashed in place: a copy (tobytes) of the 26 MB of a full game's prior would cost every
     # process that loads it as much time again as the hash.
-    return hashlib.sha256(memoryview(np.ascontiguousarray(array)).cast("B")).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(array).data.cast("B")).hexdigest()
 
 
 def save_prior(prior: Prior, key: str, path: Path) -> None:
