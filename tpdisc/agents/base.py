@@ -85,9 +85,6 @@ class Agent(ABC):
     """One player of Collective Little Alchemy."""
 
     kind: str = "agent"
-    # Whether this type runs compiled kernels unless TPDISC_REFERENCE says otherwise (see
-    # tpdisc.agents.compiled): a process about to simulate it should load numba first.
-    kernels_by_default: bool = False
 
     @abstractmethod
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:

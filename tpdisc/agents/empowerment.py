@@ -63,7 +63,6 @@ class EmpowermentAgent(Agent):
     """Chooses pairs by softmax over their empowerment, with the social bias of SPEC §2."""
 
     kind = "empowerment"
-    kernels_by_default = True
 
     def __init__(
         self,
@@ -76,7 +75,7 @@ class EmpowermentAgent(Agent):
         """``reference``: run the numpy reference instead of the compiled kernels (the
         default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.tables = tables
-        self.compiled = use_kernels(self.kernels_by_default) if reference is None else not reference
+        self.compiled = use_kernels(True) if reference is None else not reference
         self._prior_tables = (
             tables.p_success,
             tables.resid,

@@ -27,7 +27,7 @@ class StochasticAgent(Agent):
         process that runs some seventy simulations or more."""
         self.p_social = p_social
         self.n_elements = n_elements
-        self.compiled = use_kernels(self.kernels_by_default) if reference is None else not reference
+        self.compiled = use_kernels(False) if reference is None else not reference
         # unknown[a * n_elements + b]: the agent has neither tried nor been told the outcome of
         # the pair {a, b} (what a choice reads, so no negation per step). Flat and symmetric,
         # so that a pair's key is one multiply-add away from its elements whatever their order.
