@@ -293,3 +293,25 @@ def test_kernels_load_numba_at_their_first_call_only() -> None:
         "assert 'numba' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_numba_starts_without_importing_scipy_linalg_and_leaves_it_importable() -> None:
+    """Numba's BLAS check is met by the extension module alone; afterwards scipy.linalg,
+    its Cython BLAS and numba's own BLAS calls work as in any process."""
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from tpdisc.agents.compiled import load_kernels\n"
+        "load_kernels()\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "assert 'scipy.linalg.cython_blas' not in sys.modules\n"
+        "from numba.np import arraymath\n"
+        "assert arraymath._HAVE_BLAS\n"
+        "import scipy.linalg.cython_blas\n"
+        "assert '__pyx_capi__' in vars(scipy.linalg.cython_blas)\n"
+        "assert np.allclose(scipy.linalg.solve(2 * np.eye(3), np.ones(3)), 0.5)\n"
+        "import numba\n"
+        "dot = numba.njit(lambda a, b: np.dot(a, b))\n"
+        "assert dot(np.ones((2, 3)), np.ones(3)).tolist() == [3.0, 3.0]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,7 +12,7 @@ from tpdisc.agents.base import AgentState
 
 
 @lru_cache(maxsize=512)
-def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+def upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
     i, j = np.triu_indices(m)
     i.setflags(write=False)
     j.setflags(write=False)
@@ -54,7 +54,7 @@ def candidate_pool(
         mask = np.zeros(state.owned.size, dtype=bool)
         mask[received] = True
         is_social = mask[pool]
-    i, j = _upper_triangle(pool.size)
+    i, j = upper_triangle(pool.size)
     return pool, i, j, is_social
 
 

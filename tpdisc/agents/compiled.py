@@ -19,9 +19,13 @@ those in numpy, so that both paths see the same bits.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,9 +75,11 @@ _REGISTERED: list[_Lazy] = []
 def _materialize() -> None:
     """Every registered function as a numba dispatcher, in its module's globals too: a
     kernel calls its helpers by their global names, which numba resolves when it compiles
-    the kernel (at its first call, after this)."""
+    the kernel (at its first call, after this). Then numba's code generator is set up, by
+    a call of the kernel that does nothing."""
     import numba
 
+    starting = _READY.compiled is None
     for lazy in _REGISTERED:
         if lazy.compiled is None:
             lazy.compiled = numba.njit(cache=True, **lazy.options)(lazy.fn)
@@ -86,6 +92,46 @@ def _materialize() -> None:
             for attribute, value in list(vars(module).items()):
                 if id(value) in compiled and isinstance(value, _Lazy):
                     setattr(module, attribute, compiled[id(value)])
+    if starting:
+        with _blas_extension_alone():
+            _READY(0)
+
+
+@contextmanager
+def _blas_extension_alone() -> Iterator[None]:
+    """Lets numba's set-up find BLAS without importing all of ``scipy.linalg``.
+
+    Numba's first compile (or cache load) in a process checks that BLAS is there by
+    importing ``scipy.linalg.cython_blas``, and that import runs ``scipy.linalg``'s
+    ``__init__`` first: about 0.17 s, more than half of numba's start, for kernels that
+    call no BLAS. Here the extension module alone is loaded for that check, then taken out
+    of ``sys.modules`` again, so that a later ``import scipy.linalg`` runs as usual (and
+    gets the same extension module back: Cython modules load once per process). Where
+    anything differs from what this expects, numba checks the usual way.
+    """
+    name = "scipy.linalg.cython_blas"
+    module = None
+    if "scipy.linalg" not in sys.modules:
+        try:
+            import scipy
+
+            folder = Path(scipy.__file__).parent / "linalg"
+            path = next(p for s in EXTENSION_SUFFIXES if (p := folder / f"cython_blas{s}").exists())
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+        except (ImportError, OSError, StopIteration):
+            module = None
+    if module is None:
+        yield
+        return
+    sys.modules[name] = module
+    try:
+        yield
+    finally:
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
 
 
 def load_kernels() -> None:
@@ -97,7 +143,6 @@ def load_kernels() -> None:
     once, so that every worker it forks starts ready.
     """
     _materialize()
-    ready(0)
 
 
 def kernel(fn: F) -> F:
@@ -123,3 +168,6 @@ def inline(fn: F) -> F:
 def ready(x: int) -> int:
     """A kernel that does nothing: calling it sets up numba's code generator."""
     return x + 1
+
+
+_READY = cast(_Lazy, ready)

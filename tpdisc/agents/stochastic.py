@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tpdisc.agents.base import Agent, AgentContext, AgentState, Memory
-from tpdisc.agents.candidates import candidate_pool
+from tpdisc.agents.candidates import candidate_pool, upper_triangle
 from tpdisc.agents.compiled import kernel, use_kernels
 from tpdisc.domain.recipes import Pair
 
@@ -22,16 +22,19 @@ class StochasticAgent(Agent):
     def __init__(self, n_elements: int, p_social: float, reference: bool | None = None) -> None:
         """``reference``: run the numpy reference instead of the compiled kernels (both
         make the same choices). By default the reference runs (``TPDISC_REFERENCE=0`` asks
-        for the kernels): loading numba costs a process about 0.35 s, and these kernels
-        save about 5 ms per simulation of 10 agents × 150 steps, so they pay only in a
-        process that runs some seventy simulations or more."""
+        for the kernels): loading numba costs a process about 0.25 s, and these kernels
+        save under 1 ms per simulation of 10 agents × 150 steps (19.0 against 19.4 ms), so
+        they do not pay in a one-off command."""
         self.p_social = p_social
         self.n_elements = n_elements
         self.compiled = use_kernels(False) if reference is None else not reference
         # unknown[a * n_elements + b]: the agent has neither tried nor been told the outcome of
         # the pair {a, b} (what a choice reads, so no negation per step). Flat and symmetric,
         # so that a pair's key is one multiply-add away from its elements whatever their order.
-        self.unknown = np.ones(n_elements * n_elements, dtype=bool)
+        # Learning writes through the bytearray (a Python-level store is several times
+        # cheaper there than on the array); choices read the array, a view of its bytes.
+        self._unknown = bytearray(b"\x01") * (n_elements * n_elements)
+        self.unknown = np.frombuffer(self._unknown, dtype=bool)
         # Keys of the inventory's pairs, in candidate order, and the inventory they are for:
         # they change only when it grows, and most steps have no borrowed item to add.
         self._pool = np.empty(0, dtype=np.int64)
@@ -49,26 +52,31 @@ class StochasticAgent(Agent):
         only what it reads computed, each in a single pass over the pairs."""
         if self.compiled:
             return self._choose_compiled(state, social, rng)
-        pool, i, j, is_social = candidate_pool(state, social)
-        if len(state.inventory) == pool.size:  # no borrowed item: the inventory's pairs
-            if not np.array_equal(pool, self._pool):
-                self._pool, self._keys = pool, (pool * self.n_elements)[i] + pool[j]
-            keys = self._keys
-        else:
-            keys = (pool * self.n_elements)[i] + pool[j]
-        unknown = self.unknown.take(keys)
+        n = self.n_elements
+        if len(state.inventory) != self._pool.size:  # an agent's inventory only grows
+            self._pool = np.array(state.inventory, dtype=np.int64)
+            i, j = upper_triangle(self._pool.size)
+            self._keys = (self._pool * n)[i] + self._pool[j]
+        keys = self._keys
         options = None
-        # With social items some pair always uses one (its self-pair at least), so the bias
-        # draws whenever there are social items; which pairs use one matters only if it
-        # applies.
-        if is_social is not None and rng.random() < self.p_social:
-            options = np.flatnonzero(unknown & (is_social[i] | is_social[j]))
+        if len(social):
+            pool, i, j, is_social = candidate_pool(state, social)
+            if pool.size != self._pool.size:  # borrowed items: the pairs of a longer pool
+                keys = (pool * n)[i] + pool[j]
+            unknown = self.unknown.take(keys)
+            # Some pair always uses a social item (its self-pair at least), so the bias
+            # draws whenever there are social items; which pairs use one matters only if it
+            # applies.
+            if rng.random() < self.p_social:
+                assert is_social is not None
+                options = np.flatnonzero(unknown & (is_social[i] | is_social[j]))
+        else:
+            unknown = self.unknown.take(keys)
         if options is None or not options.size:
             options = np.flatnonzero(unknown)
             if not options.size:
                 options = np.arange(unknown.size)
-        k = int(options[rng.integers(options.size)])
-        a, b = int(pool[i[k]]), int(pool[j[k]])
+        a, b = divmod(int(keys[options[rng.integers(options.size)]]), n)
         return (a, b) if a <= b else (b, a)
 
     def _choose_compiled(
@@ -94,17 +102,16 @@ class StochasticAgent(Agent):
         return a * self.n_elements + b
 
     def learn(self, a: int, b: int) -> None:
-        self.unknown[self.key(a, b)] = self.unknown[self.key(b, a)] = False
+        n = self.n_elements
+        self._unknown[a * n + b] = self._unknown[b * n + a] = 0
 
     def observe_own(self, a: int, b: int, result: int) -> None:
         self.learn(a, b)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
-        if self.compiled and len(memories) > 2:  # below, the array costs more than it saves
-            learn_pairs(np.array(memories, dtype=np.int64), self.unknown, self.n_elements)
-            return
+        unknown, n = self._unknown, self.n_elements
         for a, b, _ in memories:
-            self.learn(a, b)
+            unknown[a * n + b] = unknown[b * n + a] = 0
 
 
 @kernel
@@ -150,12 +157,3 @@ def untried_pairs(
                 options[n_options] = a * n + b if a <= b else b * n + a
                 n_options += 1
     return options[:n_options], near[:n_near]
-
-
-@kernel
-def learn_pairs(memories: np.ndarray, unknown: np.ndarray, n: int) -> None:
-    """Mark the pairs of ``memories`` (rows of a, b, result) as known."""
-    for r in range(memories.shape[0]):
-        a, b = memories[r, 0], memories[r, 1]
-        unknown[a * n + b] = False
-        unknown[b * n + a] = False
