@@ -307,6 +307,8 @@ def test_numba_starts_without_importing_scipy_linalg_and_leaves_it_importable() 
         "assert 'scipy.linalg.cython_blas' not in sys.modules\n"
         "from numba.np import arraymath\n"
         "assert arraymath._HAVE_BLAS\n"
+        "from tpdisc.agents.empowerment_kernels import pairwise_sum\n"  # registered later
+        "assert pairwise_sum(np.ones(3), 0, 3) == 3.0\n"
         "import scipy.linalg.cython_blas\n"
         "assert '__pyx_capi__' in vars(scipy.linalg.cython_blas)\n"
         "assert np.allclose(scipy.linalg.solve(2 * np.eye(3), np.ones(3)), 0.5)\n"

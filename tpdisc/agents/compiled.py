@@ -79,7 +79,7 @@ def _materialize() -> None:
     a call of the kernel that does nothing."""
     import numba
 
-    starting = _READY.compiled is None
+    starting = _REGISTERED[0].compiled is None  # `ready`, registered as this module loads
     for lazy in _REGISTERED:
         if lazy.compiled is None:
             lazy.compiled = numba.njit(cache=True, **lazy.options)(lazy.fn)
@@ -94,7 +94,7 @@ def _materialize() -> None:
                     setattr(module, attribute, compiled[id(value)])
     if starting:
         with _blas_extension_alone():
-            _READY(0)
+            _REGISTERED[0](0)
 
 
 @contextmanager
@@ -169,5 +169,3 @@ def ready(x: int) -> int:
     """A kernel that does nothing: calling it sets up numba's code generator."""
     return x + 1
 
-
-_READY = cast(_Lazy, ready)
