@@ -147,3 +147,23 @@ def test_checksums_are_those_of_the_arrays_bytes_so_earlier_caches_still_load() 
     for array in (wide, wide[:, ::2], np.linspace(0, 1, 7, dtype=np.float32)):
         expected = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
         assert _checksum(array) == expected
+
+
+def test_a_worker_load_skips_the_sha256_but_not_the_archives_crc(toy_graph: RecipeGraph) -> None:
+    _, path = ensure_prior(toy_graph, BACKEND, SMALL, report=lambda *a: None)
+    with np.load(path) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    meta = json.loads(str(arrays.pop("meta")))
+    meta["checksums"]["p_success"] = "0" * 64  # a sound archive whose sha256 disagrees
+    with path.open("wb") as fh:
+        np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
+    with pytest.raises(PriorCacheError, match="checksum of 'p_success'"):
+        load_prior(path)
+    assert np.array_equal(load_prior(path, verify=False).p_success, arrays["p_success"])
+
+    raw = bytearray(path.read_bytes())
+    at = raw.find(arrays["p_success"].tobytes())
+    raw[at] ^= 0xFF  # a flipped byte inside an array: the archive's CRC-32 catches it
+    path.write_bytes(bytes(raw))
+    with pytest.raises(PriorCacheError, match="CRC"):
+        load_prior(path, verify=False)

@@ -107,7 +107,11 @@ class EmpowermentAgent(Agent):
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
         source = ctx.source_graph if ctx.source_graph is not None else ctx.graph
-        tables = shared_tables(source, ctx.graph, ctx.params.prior, ctx.params.prior_seed)
+        # prepare() verified the file where the results are reported; a worker that loads it
+        # again relies on the archive's own CRC-32s (see load_prior).
+        tables = shared_tables(
+            source, ctx.graph, ctx.params.prior, ctx.params.prior_seed, verify=False
+        )
         return cls(tables, ctx.params.beta, ctx.params.p_social, ctx.params.empowerment)
 
     @classmethod

@@ -91,17 +91,17 @@ def _fingerprint(graph: RecipeGraph) -> int:
 
 
 def shared_tables(
-    source: RecipeGraph, played: RecipeGraph, spec: str, seed: int = 0
+    source: RecipeGraph, played: RecipeGraph, spec: str, seed: int = 0, *, verify: bool = True
 ) -> EmpowermentTables:
     """Tables for agents playing ``played`` with the prior of ``source``, backend ``spec``
-    and seed ``seed``."""
+    and seed ``seed`` (``verify``: see :func:`~tpdisc.agents.prior.store.load_prior`)."""
     from tpdisc.agents.prior.build import PriorSettings
     from tpdisc.agents.prior.store import ensure_prior
 
     key = _key(source, played, spec, seed)
     tables = _TABLES.get(key)
     if tables is None:
-        prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed))
+        prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed), verify=verify)
         tables = EmpowermentTables.build(prior, played)
         _remember(key, tables)
     return tables
