@@ -20,13 +20,7 @@ pieces: :func:`default_graph`, :func:`make_domain`, :func:`load_protocols`,
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = importlib.metadata.version("tpdisc")  # pyproject.toml is its one source
-except importlib.metadata.PackageNotFoundError:  # a source tree never installed
-    __version__ = "unknown"
 
 _PUBLIC = {
     "AgentParams": "tpdisc.agents.base",
@@ -92,6 +86,11 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: importlib.metadata takes 10 ms to load
+        from tpdisc.sim.provenance import version
+
+        globals()[name] = value = version()
+        return value
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'tpdisc' has no attribute {name!r}")

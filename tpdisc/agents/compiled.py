@@ -168,4 +168,3 @@ def inline(fn: F) -> F:
 def ready(x: int) -> int:
     """A kernel that does nothing: calling it sets up numba's code generator."""
     return x + 1
-

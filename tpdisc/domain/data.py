@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import urllib.request
 from pathlib import Path
 
 import platformdirs
@@ -30,6 +29,8 @@ def download(url: str | None = None, dest: Path | None = None, sha256: str | Non
     Defaults are read from the module at call time, so a mirror (or a test server) can be
     set by changing ``URL`` and ``SHA256``.
     """
+    import urllib.request  # with http and ssl, 8 ms of every process's start otherwise
+
     url = url or URL
     sha256 = sha256 or SHA256
     dest = dest or cache_dir() / FILE_NAME
