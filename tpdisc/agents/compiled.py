@@ -2,7 +2,7 @@
 
 The agents' decisions and what they learn run as numba kernels (``@njit`` with an on-disk
 cache: the first run on a machine compiles them, in a few seconds, and every later process
-loads them, in about 0.35 s, at the first call of a kernel). Each kernel has a reference
+loads them, in about 0.25 s, at the first call of a kernel). Each kernel has a reference
 in numpy or plain Python that makes the same choices bit for bit; ``TPDISC_REFERENCE=1``
 (or an agent built with ``reference=True``) runs that instead, and
 ``tests/test_compiled.py`` compares the two.
@@ -48,7 +48,7 @@ def use_kernels(default: bool) -> bool:
 class _Lazy:
     """A kernel before numba has compiled (or loaded) it.
 
-    Importing numba and loading the cached kernels takes about 0.35 s per process, which a
+    Importing numba and loading the cached kernels takes about 0.25 s per process, which a
     command that never runs a compiled agent in this process (help, reports, a pool's
     parent) should not pay: numba comes in at the first call of any kernel.
     """

@@ -21,7 +21,7 @@ def default_start_method() -> str:
 
 def start_worker_server(kernels: bool) -> None:
     """Start the forkserver of this process, preloaded with the simulator, and return at
-    once: it boots in the background, in about 0.15 s, plus 0.3 s to load numba with
+    once: it boots in the background, in about 0.15 s, plus 0.25 s to load numba with
     ``kernels``. One server serves every pool of the process; a pool started later forks
     its workers from it, which then start ready. Without the forkserver start method (not
     on Linux) this does nothing."""
