@@ -36,16 +36,17 @@ class CandidatePairs:
 
 
 def candidate_pool(
-    state: AgentState, social: Sequence[int]
+    state: AgentState, social: Sequence[int], inventory: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """The elements an agent may combine and every pair of them, by position.
 
     Returns ``pool`` (the inventory in discovery order, then the social items it does not
     own), ``i <= j`` (positions in ``pool`` of each pair, in upper-triangle order) and which
     pool elements are social (None without social items). This order matters: agents draw
-    pair indices from it.
+    pair indices from it. ``inventory``: ``state.inventory`` as an int64 array, when the
+    caller keeps one (it is not converted again).
     """
-    pool = np.array(state.inventory, dtype=np.int64)
+    pool = np.array(state.inventory, dtype=np.int64) if inventory is None else inventory
     is_social = None
     if len(social):
         received = np.array(social, dtype=np.int64)

@@ -60,7 +60,7 @@ class StochasticAgent(Agent):
         keys = self._keys
         options = None
         if len(social):
-            pool, i, j, is_social = candidate_pool(state, social)
+            pool, i, j, is_social = candidate_pool(state, social, self._pool)
             if pool.size != self._pool.size:  # borrowed items: the pairs of a longer pool
                 keys = (pool * n)[i] + pool[j]
             unknown = self.unknown.take(keys)
