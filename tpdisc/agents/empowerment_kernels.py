@@ -144,28 +144,48 @@ def _known_value(code: int, item: np.ndarray, owned: np.ndarray) -> float:
 
 
 @inline
-def _prior_row(
+def _fetch_row(
     p: int,
     r: int,
     tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    top: np.ndarray,
+    dtop: np.ndarray,
+) -> tuple[float, float, float]:
+    """Copy pair ``p``'s top results into ``top[r]`` and their probabilities into
+    ``dtop[r]`` (see :func:`_finish_row`); return its (P(success), ρ, expect).
+
+    The first of two passes over a batch of pairs: the prior's tables are far larger than
+    the caches, and a loop doing nothing but these independent loads keeps many of them in
+    flight at once, where computing each row as it arrives waited for every one (about
+    1.5x faster over a batch)."""
+    p_success, resid, expect, top_idx, top_p = tables
+    for j in range(top.shape[1]):
+        top[r, j] = top_idx[p, j]
+        dtop[r, j] = np.float64(top_p[p, j])
+    return p_success[p], resid[p], expect[p]
+
+
+@inline
+def _finish_row(
+    r: int,
+    ps: float,
+    rho: float,
+    expect: float,
     u: np.ndarray,
     owned_weight: np.ndarray,
     renormalise: bool,
     top: np.ndarray,
     dtop: np.ndarray,
-) -> tuple[float, float, float, float, float]:
-    """Fill ``top[r]`` and ``dtop[r]`` for pair ``p`` and return its (ps, a, b, c, d)."""
-    p_success, resid, expect, top_idx, top_p = tables
-    ps = p_success[p]
-    rho = resid[p]
+) -> tuple[float, float, float, float]:
+    """The (a, b, c, d) terms of the row fetched into ``top[r]``, ``dtop[r]`` by
+    :func:`_fetch_row`, whose probabilities become ``P(r) - ρ`` here."""
     for j in range(top.shape[1]):
-        top[r, j] = top_idx[p, j]
-        dtop[r, j] = np.float64(top_p[p, j]) - rho
-    a = ps * (expect[p] + _row_dot(dtop, r, u, top))
+        dtop[r, j] = dtop[r, j] - rho
+    a = ps * (expect + _row_dot(dtop, r, u, top))
     b = ps * rho
     if not renormalise:  # c and d are read only when renormalising
-        return ps, a, b, b, b
-    return ps, a, b, _row_dot(dtop, r, owned_weight, top), rho
+        return a, b, b, b
+    return a, b, _row_dot(dtop, r, owned_weight, top), rho
 
 
 @inline
@@ -225,21 +245,24 @@ def gain(
     for r in range(n):  # received successes that yield e are now worth nothing
         if code[r] == e + 1:
             a[r] = 0.0
-    for i in range(partners.size):
+    for i in range(partners.size):  # the new rows, in two passes (see _fetch_row)
         q = partners[i]
         p = pair_id[e, q]
         r = n + i
         lo[r] = min(q, e)
         hi[r] = max(q, e)
-        ps[r], a[r], b[r], c[r], d[r] = _prior_row(
-            p, r, tables, u, owned_weight, renormalise, top, dtop
-        )
+        # ρ and expect wait in d and a until the second pass
+        ps[r], d[r], a[r] = _fetch_row(p, r, tables, top, dtop)
         known_code = known[p]
         code[r] = known_code
         frozen[r] = known_code != UNKNOWN
-        if frozen[r]:
-            a[r] = _known_value(known_code, item, owned)
         row_of[p] = r + 1
+    for r in range(n, n + partners.size):
+        a[r], b[r], c[r], d[r] = _finish_row(
+            r, ps[r], d[r], a[r], u, owned_weight, renormalise, top, dtop
+        )
+        if frozen[r]:
+            a[r] = _known_value(code[r], item, owned)
     # Every row's value, frozen ones (worth ``a``) included, then the choice between the
     # two: a loop without branches, which the compiler vectorises (divisions and all).
     if renormalise:
@@ -355,20 +378,24 @@ def social_prior(
     for i in range(extra.size):
         size += m + i + 1
     pid = np.empty(size, dtype=np.intp)
-    values = np.empty(size)
-    k = tables[3].shape[1]
-    top = np.empty((1, k), dtype=tables[3].dtype)
-    dtop = np.empty((1, k))
     j = 0
     for i in range(extra.size):
         e = extra[i]
         for q in range(m + i + 1):
-            partner = inventory[q] if q < m else extra[q - m]
-            p = pair_id[e, partner]
-            pid[j] = p
-            _, a, b, c, d = _prior_row(p, 0, tables, u, owned_weight, renormalise, top, dtop)
-            values[j] = _value(a, b, c, d, u_sum, n_owned, renormalise)
+            pid[j] = pair_id[e, inventory[q] if q < m else extra[q - m]]
             j += 1
+    k = tables[3].shape[1]
+    top = np.empty((size, k), dtype=tables[3].dtype)
+    dtop = np.empty((size, k))
+    terms = np.empty((size, 3))
+    for r in range(size):  # two passes, see _fetch_row
+        terms[r, 0], terms[r, 1], terms[r, 2] = _fetch_row(pid[r], r, tables, top, dtop)
+    values = np.empty(size)
+    for r in range(size):
+        a, b, c, d = _finish_row(
+            r, terms[r, 0], terms[r, 1], terms[r, 2], u, owned_weight, renormalise, top, dtop
+        )
+        values[r] = _value(a, b, c, d, u_sum, n_owned, renormalise)
     return pid, values
 
 
