@@ -50,6 +50,7 @@ from tpdisc.agents.empowerment_kernels import (
 from tpdisc.agents.empowerment_options import (
     LiveOptions,
     Rows,
+    Scratch,
     softmax_draw,
     softmax_draw_compiled,
 )
@@ -97,6 +98,8 @@ class EmpowermentAgent(Agent):
         self._received_rows: dict[int, list[int]] = {}
         self.rows = Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
         self.live = LiveOptions()
+        # what the compiled path's kernels fill for one decision
+        self._draw_room, self._near_room, self._social_room = Scratch(), Scratch(), Scratch()
         self._social_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # until a gain
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
@@ -421,7 +424,12 @@ class EmpowermentAgent(Agent):
         """Positions among the social pairs ``pid`` of those worth something, and their
         values (see :meth:`_social_values`)."""
         if self.compiled:
-            return kernels.social_options(pid, prior, self.known, self.item, self.owned)
+            room = self._social_room
+            room.reserve(pid.size)
+            count = kernels.social_options(
+                pid, prior, self.known, self.item, self.owned, room.positions, room.values
+            )
+            return room.positions[:count], room.values[:count]
         values = self._social_values(pid, prior)[0]
         options = np.flatnonzero(values > ZERO)
         return options, values.take(options)
@@ -482,9 +490,10 @@ class EmpowermentAgent(Agent):
             return self._row_pair(
                 int(live.rows[self._softmax_draw(x, count, total, squares, None, rng)])
             )
-        soc = np.asarray(social, dtype=np.intp)
+        soc = np.array(social, dtype=np.intp)  # a copy: split_social reorders it
         if self.compiled:
-            mine, extra = kernels.split_social(soc, self.owned)
+            n_mine = kernels.split_social(soc, self.owned)
+            mine, extra = soc[:n_mine], soc[n_mine:]
         else:
             owned = self.owned[soc]
             mine, extra = soc[owned], soc[~owned]
@@ -516,7 +525,12 @@ class EmpowermentAgent(Agent):
         rows, n = self.rows, self.rows.size
         if self.compiled:
             lo, hi, value = rows.lo[:n], rows.hi[:n], rows.value[:n]
-            return kernels.near_social(owned_social, self.tables.n, lo, hi, value)
+            room = self._near_room
+            room.reserve(n)
+            count, total = kernels.near_social(
+                owned_social, self.tables.n, lo, hi, value, room.positions, room.values
+            )
+            return room.positions[:count], room.values[:count], total
         if not owned_social.size:
             near = owned_social[:0]
         else:
@@ -556,8 +570,19 @@ class EmpowermentAgent(Agent):
     ) -> int:
         """:func:`~tpdisc.agents.empowerment_options.softmax_draw` with this agent's
         temperature, on the compiled or the reference path."""
-        draw = softmax_draw_compiled if self.compiled else softmax_draw
-        return draw(x, count, total, squares, extra, rng, self.beta, self.choices.zscore)
+        if self.compiled:
+            return softmax_draw_compiled(
+                x,
+                count,
+                total,
+                squares,
+                extra,
+                rng,
+                self.beta,
+                self.choices.zscore,
+                self._draw_room,
+            )
+        return softmax_draw(x, count, total, squares, extra, rng, self.beta, self.choices.zscore)
 
     def stats(self) -> dict[str, float]:
         return {"empowerment_fallbacks": float(self.fallbacks)}

@@ -276,13 +276,17 @@ def gain(
 
 
 @kernel
-def live_options(value: np.ndarray, n: int, position: np.ndarray) -> tuple:
-    """The rows worth something, their values and the values' sum; ``position`` maps each
-    row to its place among them (-1 for the others)."""
+def live_options(
+    value: np.ndarray, n: int, position: np.ndarray, rows: np.ndarray, x: np.ndarray
+) -> tuple[int, float]:
+    """Write the rows worth something into ``rows`` and their values into ``x`` (both with
+    room for ``n``), and return how many and the values' sum; ``position`` maps each row to
+    its place among them (-1 for the others).
+
+    This kernel and the ones below fill arrays their caller keeps rather than return new
+    ones: numba's boxing of a returned array costs about 0.4 µs, as much as their work."""
     # Written without branches (each row is stored, and kept by moving on), here and in
     # the kernels below: whether a row is worth something is as good as random.
-    rows = np.empty(n, dtype=np.intp)
-    x = np.empty(n)
     count = 0
     for r in range(n):
         v = value[r]
@@ -291,7 +295,7 @@ def live_options(value: np.ndarray, n: int, position: np.ndarray) -> tuple:
         x[count] = v
         position[r] = count if keep else -1
         count += keep
-    return rows[:count], x[:count], pairwise_sum(x, 0, count)
+    return count, pairwise_sum(x, 0, count)
 
 
 @kernel
@@ -401,12 +405,16 @@ def social_prior(
 
 @kernel
 def social_options(
-    pid: np.ndarray, prior: np.ndarray, known: np.ndarray, item: np.ndarray, owned: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and values of the social pairs worth something, after what the agent
-    knows of them."""
-    options = np.empty(pid.size, dtype=np.intp)
-    x = np.empty(pid.size)
+    pid: np.ndarray,
+    prior: np.ndarray,
+    known: np.ndarray,
+    item: np.ndarray,
+    owned: np.ndarray,
+    options: np.ndarray,
+    x: np.ndarray,
+) -> int:
+    """Write the positions and values of the social pairs worth something, after what the
+    agent knows of them, into ``options`` and ``x``; return how many."""
     count = 0
     for i in range(pid.size):
         known_code = known[pid[i]]
@@ -414,48 +422,49 @@ def social_options(
         options[count] = i
         x[count] = v
         count += v > ZERO
-    return options[:count], x[:count]
+    return count
 
 
 @kernel
 def near_social(
-    owned_social: np.ndarray, n_elements: int, lo: np.ndarray, hi: np.ndarray, value: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """The rows worth something that use one of ``owned_social``, in row order, their
-    values and the values' sum."""
+    owned_social: np.ndarray,
+    n_elements: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    value: np.ndarray,
+    near: np.ndarray,
+    x: np.ndarray,
+) -> tuple[int, float]:
+    """Write the rows worth something that use one of ``owned_social``, in row order, into
+    ``near`` and their values into ``x``; return how many and the values' sum."""
     in_social = np.zeros(n_elements, dtype=np.bool_)
     for e in owned_social:
         in_social[e] = True
-    n = value.size
-    near = np.empty(n, dtype=np.intp)
-    x = np.empty(n)
     count = 0
-    for r in range(n):
+    for r in range(value.size):
         v = value[r]
         near[count] = r
         x[count] = v
         count += (in_social[lo[r]] | in_social[hi[r]]) & (v > ZERO)
-    return near[:count], x[:count], pairwise_sum(x, 0, count)
+    return count, pairwise_sum(x, 0, count)
 
 
 @kernel
-def split_social(social: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The social items the agent owns and those it does not, each in order."""
-    n_owned = 0
+def split_social(social: np.ndarray, owned: np.ndarray) -> int:
+    """Reorder ``social`` in place: the items the agent owns, then those it does not, each
+    in their order; return how many it owns."""
+    others = np.empty(social.size, dtype=social.dtype)
+    n_owned = n_others = 0
     for e in social:
         if owned[e]:
+            social[n_owned] = e
             n_owned += 1
-    mine = np.empty(n_owned, dtype=np.intp)
-    extra = np.empty(social.size - n_owned, dtype=np.intp)
-    i = j = 0
-    for e in social:
-        if owned[e]:
-            mine[i] = e
-            i += 1
         else:
-            extra[j] = e
-            j += 1
-    return mine, extra
+            others[n_others] = e
+            n_others += 1
+    for i in range(n_others):
+        social[n_owned + i] = others[i]
+    return n_owned
 
 
 @kernel
@@ -467,14 +476,19 @@ def prepare_draw(
     extra: np.ndarray,
     beta: float,
     zscore: bool,
-) -> tuple[int, int, np.ndarray, np.ndarray]:
+    w: np.ndarray,
+    band: np.ndarray,
+) -> tuple[int, int, int, bool]:
     """The softmax draw up to the exponentials, over the options of ``x`` (its ``count``
     finite entries; ``total`` their sum) then ``extra``; ``squares`` is the sum of the
-    squares of both (BLAS's, from the caller).
+    squares of both (BLAS's, from the caller). ``w`` and ``band`` have room for every
+    entry of ``x`` and ``extra``: filling the caller's arrays spares numba boxing new
+    ones, which cost more than this kernel's work in a short game.
 
-    Returns (outcome, n, log-weights, band): outcome >= 0 is the position drawn when there
-    is one option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
-    ``WEIGH`` for the draw over ``exp(log-weights)`` (see :func:`band_weights`).
+    Returns (outcome, n, size, banded): outcome >= 0 is the position drawn when there is
+    one option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
+    ``WEIGH`` for the draw over ``exp(w[:size])`` (see :func:`band_weights`), whose
+    positions are ``band[:size]`` when ``banded``.
     """
     n = count + extra.size
     if n == 1:
@@ -483,7 +497,7 @@ def prepare_draw(
             first = 0
             while not x[first] > ZERO:
                 first += 1
-        return first, n, np.empty(0), np.empty(0, dtype=np.intp)
+        return first, n, 0, False
     top = max(_maximum(x) if count else -np.inf, _maximum(extra))
     if extra.size:
         total += pairwise_sum(extra, 0, extra.size)
@@ -492,10 +506,10 @@ def prepare_draw(
         mean = total / n
         var = squares / n - mean * mean
         if var <= 1e-24 * max(1.0, mean * mean):
-            return UNIFORM, n, np.empty(0), np.empty(0, dtype=np.intp)
+            return UNIFORM, n, 0, False
         scale = beta * np.sqrt(var)
-    w, band = band_weights(x, extra, top, scale)
-    return WEIGH, n, w, band
+    size, banded = band_weights(x, extra, top, scale, w, band)
+    return WEIGH, n, size, banded
 
 
 @inline
@@ -516,24 +530,21 @@ def _maximum(x: np.ndarray) -> float:
 
 @inline
 def band_weights(
-    x: np.ndarray, extra: np.ndarray, top: float, scale: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The softmax's log-weights, ``(value - top) / scale``, of the options of ``x`` then
-    ``extra``: all of them below ``BAND_MIN`` entries (the band is then empty), else only
-    those within ``NEGLIGIBLE`` temperatures of the best, with their positions (the band).
-    """
+    x: np.ndarray, extra: np.ndarray, top: float, scale: float, w: np.ndarray, band: np.ndarray
+) -> tuple[int, bool]:
+    """Write the softmax's log-weights, ``(value - top) / scale``, of the options of ``x``
+    then ``extra`` into ``w``: all of them below ``BAND_MIN`` entries, else only those
+    within ``NEGLIGIBLE`` temperatures of the best, with their positions in ``band``.
+    Returns how many, and whether they are a band."""
     size = x.size + extra.size
     inverse = 1.0 / scale
     if size < BAND_MIN:
-        w = np.empty(size)
         for i in range(x.size):
             w[i] = (x[i] - top) * inverse
         for i in range(extra.size):
             w[x.size + i] = (extra[i] - top) * inverse
-        return w, np.empty(0, dtype=np.intp)
+        return size, False
     cutoff = top - NEGLIGIBLE * scale
-    band = np.empty(size, dtype=np.intp)
-    w = np.empty(size)
     count = 0
     for i in range(x.size):  # without branches, as in live_options
         band[count] = i
@@ -543,30 +554,28 @@ def band_weights(
         band[count] = x.size + i
         w[count] = (extra[i] - top) * inverse
         count += extra[i] >= cutoff
-    return w[:count], band[:count]
+    return count, True
 
 
 @kernel
-def pick(w: np.ndarray, u: float) -> int:
-    """The draw of ``searchsorted(cumsum(w), u · sum, side="right")`` over the weights
-    ``w`` (sums in order, as cumsum's); when rounding carries it past the end, the last
-    positive weight."""
-    cumulative = np.empty(w.size)
+def pick(w: np.ndarray, size: int, u: float) -> int:
+    """The draw of ``searchsorted(cumsum(w[:size]), u · sum, side="right")`` over the
+    weights ``w[:size]`` (sums in order, as cumsum's); when rounding carries it past the
+    end, the last positive weight.
+
+    The weights are never negative, so the running sum never decreases: the first position
+    where it exceeds the target, found walking, is the one a binary search over the stored
+    sums finds, without storing them."""
     total = 0.0
-    for i in range(w.size):
+    for i in range(size):
         total += w[i]
-        cumulative[i] = total
     target = u * total
-    lo, hi = 0, w.size  # the first position whose running sum exceeds the target
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if cumulative[mid] > target:
-            hi = mid
-        else:
-            lo = mid + 1
-    if lo < w.size:
-        return lo
-    for i in range(w.size - 1, -1, -1):
+    running = 0.0
+    for i in range(size):
+        running += w[i]
+        if running > target:
+            return i
+    for i in range(size - 1, -1, -1):
         if w[i] != 0.0:
             return i
-    return w.size
+    return size

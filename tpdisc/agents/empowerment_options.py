@@ -58,6 +58,21 @@ def uniform_draw(x: np.ndarray, n: int, rng: np.random.Generator) -> int:
     return int(live[k]) if k < live.size else x.size + k - live.size
 
 
+class Scratch:
+    """Arrays that kernels fill for their caller, a value and a position per entry, kept
+    by an agent from one decision to the next (numba would box a new array per return)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.values = np.empty(capacity)
+        self.positions = np.empty(capacity, dtype=np.intp)
+
+    def reserve(self, size: int) -> None:
+        if size > self.values.size:
+            capacity = max(size, 2 * self.values.size)
+            self.values = np.empty(capacity)
+            self.positions = np.empty(capacity, dtype=np.intp)
+
+
 class Rows:
     """The lasting candidates (pairs of owned elements), as growable aligned arrays.
 
@@ -116,6 +131,7 @@ class LiveOptions:
         self.total = self.squares = 0.0
         self.dirty = True
         self.position = np.empty(0, dtype=np.int32)  # by row: its place in ``rows``, or -1
+        self._room = Scratch()  # what ``rows`` and ``x`` view on the compiled path
         self._x, self._position = self.x.data, self.position.data
 
     def rebuild(self, values: np.ndarray, compiled: bool) -> None:
@@ -123,8 +139,12 @@ class LiveOptions:
         if self.position.size < n:
             self.position = np.empty(max(n, 2 * self.position.size), dtype=np.int32)
         if compiled:
-            self.rows, self.x, self.total = kernels.live_options(values, n, self.position)
-            self.count = self.rows.size
+            room = self._room
+            room.reserve(n)
+            self.count, self.total = kernels.live_options(
+                values, n, self.position, room.positions, room.values
+            )
+            self.rows, self.x = room.positions[: self.count], room.values[: self.count]
         else:
             self.rows = np.flatnonzero(values > ZERO)
             self.x = values.take(self.rows)
@@ -220,17 +240,24 @@ def softmax_draw_compiled(
     rng: np.random.Generator,
     beta: float,
     zscore: bool,
+    room: Scratch,
 ) -> int:
-    """:func:`softmax_draw` with the kernels; ``np.exp`` and ``@`` stay numpy's."""
+    """:func:`softmax_draw` with the kernels, which write the weights into ``room``;
+    ``np.exp`` and ``@`` stay numpy's."""
     if extra is None:
         extra = _NO_EXTRA
     else:
         squares += float(extra @ extra)
-    outcome, n, w, band = kernels.prepare_draw(x, count, total, squares, extra, beta, zscore)
+    room.reserve(x.size + extra.size)
+    w, band = room.values, room.positions
+    outcome, n, size, banded = kernels.prepare_draw(
+        x, count, total, squares, extra, beta, zscore, w, band
+    )
     if outcome >= 0:
         return outcome
     if outcome == kernels.UNIFORM:
         return uniform_draw(x, n, rng)
-    np.exp(w, out=w)
-    k = kernels.pick(w, rng.random())
-    return int(band[k]) if band.size else k
+    weights = w[:size]
+    np.exp(weights, out=weights)
+    k = kernels.pick(w, size, rng.random())
+    return int(band[k]) if banded else k
