@@ -20,7 +20,7 @@ from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.compiled import reference_mode, use_kernels
 from tpdisc.agents.empowerment import EmpowermentAgent
-from tpdisc.agents.empowerment_kernels import pairwise_sum
+from tpdisc.agents.empowerment_kernels import pairwise_sum, pick
 from tpdisc.agents.empowerment_tables import EmpowermentTables
 from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
 from tpdisc.agents.prior.mlp import Training
@@ -63,6 +63,29 @@ def test_pairwise_sum_is_numpys_sum() -> None:
         assert pairwise_sum(x, 0, n) == x.sum(), n
     x = data.standard_normal(1000)
     assert pairwise_sum(x, 100, 500) == x[100:600].sum()
+
+
+def test_pick_finds_what_a_search_of_the_running_sums_finds() -> None:
+    """The draw walks the running sum of the weights instead of searching stored sums: the
+    same position for every target, zero weights included, and for a target of the whole
+    sum (u = 1: then the last positive weight, as the reference guards against rounding);
+    entries past ``size`` are not read."""
+    data = np.random.default_rng(7)
+    past_the_end = 0
+    for size in (1, 2, 3, 8, 300):
+        for _ in range(20):
+            w = data.random(size) ** 3
+            w[data.random(size) < 0.3] = 0.0
+            w[data.integers(size)] = data.random() + 1e-3
+            buffer = np.concatenate([w, np.full(5, 1e300)])
+            sums = np.cumsum(w)
+            for u in (0.0, data.random(), 0.5, np.nextafter(1.0, 0.0), 1.0):
+                k = int(np.searchsorted(sums, u * sums[-1], side="right"))
+                if k == size:
+                    k = int(np.flatnonzero(w)[-1])
+                    past_the_end += 1
+                assert pick(buffer, size, u) == k, (size, u)
+    assert past_the_end  # the guarded case did come up
 
 
 # --- empowerment agents, step by step -----------------------------------------------------

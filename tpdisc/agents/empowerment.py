@@ -25,8 +25,9 @@ O(candidates · small constant), independent of n.
 
 A decision reads the candidates worth something from arrays kept between gains (not a scan
 of every pair), and over many options weighs only those within ``NEGLIGIBLE`` softmax
-temperatures of the best: in a 1000-step game three quarters of the options lie further
-down, with under 1e-17 of the probability each.
+temperatures of the best; each option left out has under 1e-17 of the probability. How
+many that leaves out depends on the spread of the values: in the paired baseline's 1000-step
+games, hardly any (2,147 weights per draw for 2,158 entries, measured 2026-11-24).
 """
 
 from __future__ import annotations
