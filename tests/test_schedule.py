@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 
 from tpdisc.protocols.schedule import Schedule
 
@@ -17,6 +19,26 @@ def test_record_counts_per_teacher_and_learner() -> None:
     assert schedule.at(1) == []
     assert schedule.at(99) == []  # beyond the recorded run: nothing
     assert schedule.total_sent() == 6
+
+
+def test_record_matches_a_plain_count_on_random_routings() -> None:
+    """One teacher per learner (the common case, counted apart), several, or none."""
+    draw = random.Random(3)
+    for _ in range(300):
+        exchanges = {
+            learner: [(draw.choice([0, 1, 2, 5]), draw.randrange(9)) for _ in range(size)]
+            for learner, size in enumerate(draw.choices(range(6), k=draw.randrange(8)))
+        }
+        if draw.random() < 0.5:  # mostly one teacher each, as the baselines route
+            exchanges = {k: [(k + 1, i) for _, i in v] for k, v in exchanges.items()}
+        schedule = Schedule()
+        schedule.record(exchanges)
+        expected = sorted(
+            (teacher, learner, n)
+            for learner, entries in exchanges.items()
+            for teacher, n in Counter(t for t, _ in entries).items()
+        )
+        assert schedule.steps == [expected]
 
 
 def test_same_routing_different_content_same_schedule() -> None:
