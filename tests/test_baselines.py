@@ -32,6 +32,7 @@ from tpdisc.protocols.baselines import (
     Ring,
     SmallWorld,
     Stochastic,
+    random_memories,
 )
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
@@ -120,6 +121,27 @@ def test_paired_with_an_odd_count_makes_one_triad() -> None:
     sources = heard(run(Paired(n, 200, seed=3, p_share=1.0), [4] * n, 200), n)
     assert_symmetric(sources)
     assert sorted(len(s) for s in sources) == [1, 1, 1, 1, 2, 2, 2]
+
+
+def test_a_lone_neighbour_is_taken_without_a_draw() -> None:
+    """A draw among one neighbour consumes no random numbers, so skipping it changes
+    nothing later: the same exchanges as the loop that always draws, for dyads (one
+    neighbour) and the triad (two) alike."""
+
+    class AlwaysDrawing(Paired):
+        def share_memories(self, i_step: int, agent_states: dict) -> Exchange:
+            exchanges: Exchange = {}
+            for agent, neighbours in enumerate(self.neighbours):
+                if neighbours and self.rng.random() < self.p_share:
+                    teacher = neighbours[int(self.rng.integers(len(neighbours)))]
+                    n_mem = len(agent_states[teacher]["memories"])
+                    exchanges[agent] = random_memories(self.rng, teacher, n_mem, self.n_memories)
+            return exchanges
+
+    counts = [3, 12, 30, 7, 15, 1, 20]
+    for seed in range(5):
+        expected = run(AlwaysDrawing(7, 60, seed=seed), counts, 60)
+        assert run(Paired(7, 60, seed=seed), counts, 60) == expected
 
 
 def test_paired_sends_all_memories_when_fewer_than_ten() -> None:

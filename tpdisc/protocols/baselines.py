@@ -74,7 +74,12 @@ class NetworkSharing:
         exchanges: Exchange = {}
         for agent, neighbours in enumerate(self.neighbours):
             if neighbours and self.rng.random() < self.p_share:
-                teacher = neighbours[int(self.rng.integers(len(neighbours)))]
+                # integers(1) draws nothing from the stream: a lone neighbour (every dyad)
+                # is taken without the call, which costs more than the rest of the step.
+                if len(neighbours) == 1:
+                    teacher = neighbours[0]
+                else:
+                    teacher = neighbours[int(self.rng.integers(len(neighbours)))]
                 n_mem = len(agent_states[teacher]["memories"])
                 exchanges[agent] = random_memories(self.rng, teacher, n_mem, self.n_memories)
         return exchanges
