@@ -69,11 +69,12 @@ class StochasticAgent(Agent):
             # applies.
             if rng.random() < self.p_social:
                 assert is_social is not None
-                options = np.flatnonzero(unknown & (is_social[i] | is_social[j]))
+                options = (unknown & (is_social[i] | is_social[j])).nonzero()[0]
         else:
             unknown = self.unknown.take(keys)
         if options is None or not options.size:
-            options = np.flatnonzero(unknown)
+            # nonzero()[0]: np.flatnonzero of a 1-D array, without its two Python layers
+            options = unknown.nonzero()[0]
             if not options.size:
                 options = np.arange(unknown.size)
         a, b = divmod(int(keys[options[rng.integers(options.size)]]), n)
