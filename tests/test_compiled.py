@@ -65,11 +65,11 @@ def test_pairwise_sum_is_numpys_sum() -> None:
     assert pairwise_sum(x, 100, 500) == x[100:600].sum()
 
 
-def test_pick_finds_what_a_search_of_the_running_sums_finds() -> None:
-    """The draw walks the running sum of the weights instead of searching stored sums: the
-    same position for every target, zero weights included, and for a target of the whole
-    sum (u = 1: then the last positive weight, as the reference guards against rounding);
-    entries past ``size`` are not read."""
+def test_pick_is_numpys_search_of_the_running_sums() -> None:
+    """The draw over the first ``size`` weights of a buffer finds what ``searchsorted``
+    over their ``cumsum`` finds, for every target, zero weights included, and for a target
+    of the whole sum (u = 1: then the last positive weight, as the reference guards against
+    rounding); entries past ``size`` are not read."""
     data = np.random.default_rng(7)
     past_the_end = 0
     for size in (1, 2, 3, 8, 300):

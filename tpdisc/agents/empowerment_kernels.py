@@ -561,20 +561,22 @@ def band_weights(
 def pick(w: np.ndarray, size: int, u: float) -> int:
     """The draw of ``searchsorted(cumsum(w[:size]), u · sum, side="right")`` over the
     weights ``w[:size]`` (sums in order, as cumsum's); when rounding carries it past the
-    end, the last positive weight.
-
-    The weights are never negative, so the running sum never decreases: the first position
-    where it exceeds the target, found walking, is the one a binary search over the stored
-    sums finds, without storing them."""
+    end, the last positive weight."""
+    cumulative = np.empty(size)
     total = 0.0
     for i in range(size):
         total += w[i]
+        cumulative[i] = total
     target = u * total
-    running = 0.0
-    for i in range(size):
-        running += w[i]
-        if running > target:
-            return i
+    lo, hi = 0, size  # the first position whose running sum exceeds the target
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cumulative[mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo < size:
+        return lo
     for i in range(size - 1, -1, -1):
         if w[i] != 0.0:
             return i
