@@ -137,7 +137,7 @@ def _blas_extension_alone() -> Iterator[None]:
 def load_kernels() -> None:
     """Load numba and ready it to run kernels, now rather than at the first kernel call.
 
-    Most of numba's start (about 0.3 s) is its import and the set-up of its code generator,
+    Most of numba's start (about 0.25 s) is its import and the set-up of its code generator,
     which the first kernel call of a process pays; each cached kernel then loads in a few
     milliseconds. A process that forks workers (the simulation workers' server) calls this
     once, so that every worker it forks starts ready.

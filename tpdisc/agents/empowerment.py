@@ -430,7 +430,7 @@ class EmpowermentAgent(Agent):
             count = kernels.social_options(
                 pid, prior, self.known, self.item, self.owned, room.positions, room.values
             )
-            return room.positions[:count], room.values[:count]
+            return room.first(count)
         values = self._social_values(pid, prior)[0]
         options = np.flatnonzero(values > ZERO)
         return options, values.take(options)
@@ -531,7 +531,7 @@ class EmpowermentAgent(Agent):
             count, total = kernels.near_social(
                 owned_social, self.tables.n, lo, hi, value, room.positions, room.values
             )
-            return room.positions[:count], room.values[:count], total
+            return (*room.first(count), total)
         if not owned_social.size:
             near = owned_social[:0]
         else:

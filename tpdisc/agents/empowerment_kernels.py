@@ -283,8 +283,10 @@ def live_options(
     room for ``n``), and return how many and the values' sum; ``position`` maps each row to
     its place among them (-1 for the others).
 
-    This kernel and the ones below fill arrays their caller keeps rather than return new
-    ones: numba's boxing of a returned array costs about 0.4 µs, as much as their work."""
+    This kernel, ``social_options``, ``near_social`` and ``prepare_draw`` fill arrays their
+    caller keeps rather than return new ones: numba's boxing of a returned array costs about
+    0.4 µs, as much as their work. (``social_prior``'s arrays are kept in a cache, so it
+    returns new ones.)"""
     # Written without branches (each row is stored, and kept by moving on), here and in
     # the kernels below: whether a row is worth something is as good as random.
     count = 0

@@ -72,6 +72,10 @@ class Scratch:
             self.values = np.empty(capacity)
             self.positions = np.empty(capacity, dtype=np.intp)
 
+    def first(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions and values a kernel wrote, as views."""
+        return self.positions[:count], self.values[:count]
+
 
 class Rows:
     """The lasting candidates (pairs of owned elements), as growable aligned arrays.
@@ -144,7 +148,7 @@ class LiveOptions:
             self.count, self.total = kernels.live_options(
                 values, n, self.position, room.positions, room.values
             )
-            self.rows, self.x = room.positions[: self.count], room.values[: self.count]
+            self.rows, self.x = room.first(self.count)
         else:
             self.rows = np.flatnonzero(values > ZERO)
             self.x = values.take(self.rows)
