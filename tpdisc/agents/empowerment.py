@@ -52,6 +52,7 @@ from tpdisc.agents.empowerment_options import (
     LiveOptions,
     Rows,
     Scratch,
+    SocialPairs,
     softmax_draw,
     softmax_draw_compiled,
 )
@@ -102,8 +103,12 @@ class EmpowermentAgent(Agent):
         # what the compiled path's kernels fill for one decision
         self._draw_room, self._near_room, self._social_room = Scratch(), Scratch(), Scratch()
         self._social_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # until a gain
+        self._social_pairs_kept = SocialPairs(
+            tables.n, tables.top_idx.shape[1], tables.top_idx.dtype
+        )
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
+        self.inventory_slot = np.empty(tables.n, dtype=np.intp)  # an owned element's place
         self._no_social = np.zeros(tables.n * (tables.n + 1) // 2, dtype=bool)
         self.noise: np.ndarray | None = None
         self.fallbacks = 0
@@ -177,6 +182,7 @@ class EmpowermentAgent(Agent):
         self.owned[e] = True
         self.owned_weight[e] = 1.0
         self.inventory_ids[len(self.inventory)] = e
+        self.inventory_slot[e] = len(self.inventory)
         self.inventory.append(e)
         self._add_rows(e, self.inventory_ids[: len(self.inventory)])
         # Σu and n_owned changed: every lasting candidate's value moves (once per gain;
@@ -202,6 +208,7 @@ class EmpowermentAgent(Agent):
         self.owned_weight[e] = 1.0
         m = len(self.inventory) + 1
         self.inventory_ids[m - 1] = e
+        self.inventory_slot[e] = m - 1
         self.inventory.append(e)
         rows.reserve(m)
         kernels.gain(
@@ -234,6 +241,7 @@ class EmpowermentAgent(Agent):
         rows.size = n + m
         self.live.dirty = True
         self._social_cache.clear()
+        self._social_pairs_kept.forget(e)
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -389,9 +397,11 @@ class EmpowermentAgent(Agent):
         if cached is not None:
             return cached
         if self.compiled:
-            prior = kernels.social_prior(
+            kept, m = self._social_pairs_kept, len(self.inventory)
+            kept.reserve(extra.size, m)
+            pid, values, kept.used = kernels.social_prior(
                 extra,
-                self.inventory_ids[: len(self.inventory)],
+                self.inventory_ids[:m],
                 self.tables.pair_id,
                 self._prior_tables,
                 self.u,
@@ -399,7 +409,10 @@ class EmpowermentAgent(Agent):
                 self.u_sum,
                 self.n_owned,
                 self.renormalise,
+                kept.arrays(),
+                kept.used,
             )
+            prior = (pid, values)
         else:
             pid = self._social_pairs(extra)
             a, b, c, d, *_ = self._prior_terms(pid)
@@ -525,11 +538,15 @@ class EmpowermentAgent(Agent):
         values and the values' sum."""
         rows, n = self.rows, self.rows.size
         if self.compiled:
-            lo, hi, value = rows.lo[:n], rows.hi[:n], rows.value[:n]
             room = self._near_room
             room.reserve(n)
             count, total = kernels.near_social(
-                owned_social, self.tables.n, lo, hi, value, room.positions, room.values
+                owned_social,
+                self.inventory_slot,
+                len(self.inventory),
+                rows.value,
+                room.positions,
+                room.values,
             )
             return (*room.first(count), total)
         if not owned_social.size:

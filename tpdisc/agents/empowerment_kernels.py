@@ -364,6 +364,28 @@ def learn(
     return count, total, squares, dirty
 
 
+@inline
+def _fresh_rows(
+    pid: np.ndarray,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    u: np.ndarray,
+    owned_weight: np.ndarray,
+    renormalise: bool,
+    top: np.ndarray,
+    terms: np.ndarray,
+) -> None:
+    """The (a, b, c, d) terms of pairs ``pid`` into ``terms``, their top results into
+    ``top``, in two passes (see :func:`_fetch_row`)."""
+    size = pid.size
+    dtop = np.empty((size, top.shape[1]))
+    for r in range(size):
+        terms[r, 0], terms[r, 1], terms[r, 2] = _fetch_row(pid[r], r, tables, top, dtop)
+    for r in range(size):
+        terms[r, 0], terms[r, 1], terms[r, 2], terms[r, 3] = _finish_row(
+            r, terms[r, 0], terms[r, 1], terms[r, 2], u, owned_weight, renormalise, top, dtop
+        )
+
+
 @kernel
 def social_prior(
     extra: np.ndarray,
@@ -375,34 +397,98 @@ def social_prior(
     u_sum: float,
     n_owned: int,
     renormalise: bool,
-) -> tuple[np.ndarray, np.ndarray]:
+    store: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    used: int,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Pair ids of the pairs needing the social elements ``extra`` (each with the
     inventory, the extra elements before it and itself) and their empowerment before what
-    the agent knows of them."""
+    the agent knows of them; and how much of the store is used after.
+
+    ``store`` = (block, pid, top, terms) of :class:`~tpdisc.agents.empowerment_options.
+    SocialPairs`, with room for a new block of ``2 m + 8`` pairs per extra element past
+    ``used``. An element's pairs with the inventory keep their (a, b, c, d) terms there
+    from one call to the next, across gains: a gain changes ``u`` and ``owned_weight`` at
+    the element gained only, so only the pairs with it among their top results are
+    computed again, as are the pairs with the elements gained since. Each term comes out
+    as a fresh computation would give it, since the same operations read the same
+    numbers; then every value is computed, as the sums ``u_sum`` and ``n_owned`` moved.
+    """
+    block, store_pid, store_top, store_terms = store
     m = inventory.size
     size = 0
     for i in range(extra.size):
         size += m + i + 1
     pid = np.empty(size, dtype=np.intp)
+    values = np.empty(size)
+    k = store_top.shape[1]
+    among = np.empty(extra.size, dtype=np.intp)
+    top = np.empty((extra.size, k), dtype=store_top.dtype)
+    terms = np.empty((extra.size, 4))
     j = 0
     for i in range(extra.size):
         e = extra[i]
-        for q in range(m + i + 1):
-            pid[j] = pair_id[e, inventory[q] if q < m else extra[q - m]]
+        start, kept, room = block[e, 0], block[e, 1], block[e, 2]
+        if kept and kept < m:  # gains since: the pairs whose top results hold one
+            for r in range(start, start + kept):
+                hit = False
+                for g in range(kept, m):  # mostly one: a comparison the compiler vectorises
+                    gained = inventory[g]
+                    for t in range(k):
+                        hit |= store_top[r, t] == gained
+                if hit:
+                    _fresh_rows(
+                        store_pid[r : r + 1],
+                        tables,
+                        u,
+                        owned_weight,
+                        renormalise,
+                        store_top[r : r + 1],
+                        store_terms[r : r + 1],
+                    )
+        if room < m:  # moved to a larger block at the end
+            room = 2 * m + 8
+            store_pid[used : used + kept] = store_pid[start : start + kept]
+            store_top[used : used + kept] = store_top[start : start + kept]
+            store_terms[used : used + kept] = store_terms[start : start + kept]
+            start = used
+            used += room
+        if kept < m:
+            fresh = slice(start + kept, start + m)
+            for q in range(kept, m):
+                store_pid[start + q] = pair_id[e, inventory[q]]
+            _fresh_rows(
+                store_pid[fresh],
+                tables,
+                u,
+                owned_weight,
+                renormalise,
+                store_top[fresh],
+                store_terms[fresh],
+            )
+        block[e, 0], block[e, 1], block[e, 2] = start, m, room
+        for r in range(start, start + m):
+            pid[j] = store_pid[r]
+            values[j] = _value(
+                store_terms[r, 0],
+                store_terms[r, 1],
+                store_terms[r, 2],
+                store_terms[r, 3],
+                u_sum,
+                n_owned,
+                renormalise,
+            )
             j += 1
-    k = tables[3].shape[1]
-    top = np.empty((size, k), dtype=tables[3].dtype)
-    dtop = np.empty((size, k))
-    terms = np.empty((size, 3))
-    for r in range(size):  # two passes, see _fetch_row
-        terms[r, 0], terms[r, 1], terms[r, 2] = _fetch_row(pid[r], r, tables, top, dtop)
-    values = np.empty(size)
-    for r in range(size):
-        a, b, c, d = _finish_row(
-            r, terms[r, 0], terms[r, 1], terms[r, 2], u, owned_weight, renormalise, top, dtop
-        )
-        values[r] = _value(a, b, c, d, u_sum, n_owned, renormalise)
-    return pid, values
+        # the pairs with the extra elements up to itself: few, computed each time
+        for q in range(i + 1):
+            among[q] = pair_id[e, extra[q]]
+        _fresh_rows(among[: i + 1], tables, u, owned_weight, renormalise, top, terms)
+        for q in range(i + 1):
+            pid[j] = among[q]
+            values[j] = _value(
+                terms[q, 0], terms[q, 1], terms[q, 2], terms[q, 3], u_sum, n_owned, renormalise
+            )
+            j += 1
+    return pid, values, used
 
 
 @kernel
@@ -430,24 +516,49 @@ def social_options(
 @kernel
 def near_social(
     owned_social: np.ndarray,
-    n_elements: int,
-    lo: np.ndarray,
-    hi: np.ndarray,
+    slot: np.ndarray,
+    m: int,
     value: np.ndarray,
     near: np.ndarray,
     x: np.ndarray,
 ) -> tuple[int, float]:
     """Write the rows worth something that use one of ``owned_social``, in row order, into
-    ``near`` and their values into ``x``; return how many and the values' sum."""
-    in_social = np.zeros(n_elements, dtype=np.bool_)
-    for e in owned_social:
-        in_social[e] = True
+    ``near`` and their values into ``x``; return how many and the values' sum.
+
+    ``slot`` gives each owned element's place in the inventory, whose ``m`` elements the
+    rows pair in blocks: the ``j``-th gain added the ``j + 1`` rows of its element with
+    the inventory up to itself, so row ``j (j + 1) / 2 + q`` pairs the ``j``-th element with
+    the ``q``-th. The rows using a social item are then its own block and one row of each
+    later block: found by position, where a scan of every row grew with the square of the
+    inventory."""
+    s = owned_social.size
+    places = np.empty(s, dtype=np.intp)  # the social items' slots, ascending
+    for i in range(s):
+        p = slot[owned_social[i]]
+        t = i
+        while t > 0 and places[t - 1] > p:
+            places[t] = places[t - 1]
+            t -= 1
+        places[t] = p
     count = 0
-    for r in range(value.size):
-        v = value[r]
-        near[count] = r
-        x[count] = v
-        count += (in_social[lo[r]] | in_social[hi[r]]) & (v > ZERO)
+    start = 0  # the first row of block j
+    t = 0  # how many social slots are below j
+    for j in range(m):
+        if t < s and places[t] == j:  # the social item's own block: every row
+            t += 1
+            for r in range(start, start + j + 1):
+                v = value[r]
+                near[count] = r
+                x[count] = v
+                count += v > ZERO
+        else:  # the rows pairing block j's element with an earlier social item
+            for i in range(t):
+                r = start + places[i]
+                v = value[r]
+                near[count] = r
+                x[count] = v
+                count += v > ZERO
+        start += j + 1
     return count, pairwise_sum(x, 0, count)
 
 

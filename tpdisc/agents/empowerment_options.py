@@ -119,6 +119,42 @@ class Rows:
             setattr(self, name, new)
 
 
+class SocialPairs:
+    """The pairs of each social element the agent does not own with its inventory, with
+    their (a, b, c, d) terms (see :class:`Rows`) and top results, kept from one decision to
+    the next by the kernel ``social_prior``, which also lays them out.
+
+    ``block[e]`` = (first pair, pairs kept, room) of element ``e``'s pairs, in inventory
+    order; a block that runs out of room moves to the end of the store, and an element
+    the agent gains is forgotten, its block left unused.
+    """
+
+    def __init__(self, n_elements: int, k: int, top_dtype: np.dtype, capacity: int = 1024):
+        self.block = np.zeros((n_elements, 3), dtype=np.intp)
+        self.pid = np.empty(capacity, dtype=np.intp)
+        self.top = np.empty((capacity, k), dtype=top_dtype)
+        self.terms = np.empty((capacity, 4))
+        self.used = 0
+
+    def reserve(self, blocks: int, m: int) -> None:
+        """Room for ``blocks`` new blocks for an inventory of ``m`` elements."""
+        need = self.used + blocks * (2 * m + 8)
+        if need <= self.pid.size:
+            return
+        capacity = max(need, 2 * self.pid.size)
+        for name in ("pid", "top", "terms"):
+            old = getattr(self, name)
+            new = np.empty((capacity, *old.shape[1:]), dtype=old.dtype)
+            new[: self.used] = old[: self.used]
+            setattr(self, name, new)
+
+    def forget(self, e: int) -> None:
+        self.block[e, 1] = 0
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.block, self.pid, self.top, self.terms
+
+
 class LiveOptions:
     """The lasting candidates worth something (value above ZERO), in row order, with the
     count, sum and sum of squares of their values (what z-scoring needs).
