@@ -174,6 +174,40 @@ def test_empowerment_kernels_follow_the_reference(
             assert_same_state(reference, compiled)
 
 
+@pytest.mark.parametrize("choices", CHOICES[:3], ids=lambda c: c.label())
+def test_kept_social_pairs_and_near_rows_follow_the_reference(
+    prior: Prior, choices: EmpowermentChoices
+) -> None:
+    """The compiled agent keeps each social element's pairs across gains and finds the
+    rows of its social items by their slots: after every gain, the same pairs, values and
+    rows, bit for bit, as computing them afresh; elements come back after many gains."""
+    data = np.random.default_rng(3)
+    for seed in range(3):
+        reference, compiled = pair_of_agents(prior, choices)
+        for state, draw, social in lockstep(reference, compiled, seed, steps=40):
+            expected = reference.choose(state, social, np.random.default_rng(draw))
+            assert compiled.choose(state, social, np.random.default_rng(draw)) == expected
+            unowned = np.flatnonzero(~state.owned)
+            for size in (1, 2, 3):
+                if unowned.size < size:
+                    break
+                extra = data.choice(unowned, size, replace=False)
+                reference._social_cache.clear()
+                compiled._social_cache.clear()
+                for got, want in zip(
+                    compiled._social_prior(extra), reference._social_prior(extra), strict=True
+                ):
+                    assert np.array_equal(got, want)
+            owned = np.array(state.inventory)
+            mine = data.choice(owned, int(data.integers(0, owned.size + 1)), replace=False)
+            got_rows, got_x, got_total = compiled._near_social(mine)
+            want_rows, want_x, want_total = reference._near_social(mine)
+            assert np.array_equal(got_rows, want_rows) and np.array_equal(got_x, want_x)
+            assert got_total == want_total
+        # the store did keep pairs across gains
+        assert compiled._social_pairs_kept.block[:, 1].any()
+
+
 def test_fallback_choices_follow_the_reference(prior: Prior) -> None:
     """Nothing worth anything in a game without children: the uniform fallback draws."""
     barren = GRAPH.restricted_to(GRAPH.base)
