@@ -227,9 +227,12 @@ def test_softmax_draw_over_many_options_follows_the_reference(prior: Prior, zsco
     entries and social options included."""
     reference, compiled = pair_of_agents(prior, EmpowermentChoices(zscore=zscore))
     data = np.random.default_rng(11)
-    for size in (3, 900, 1500, 5000):
+    # a few options far above the rest put the rest outside the band
+    high, spread = (1e6, 5e4) if zscore else (100.0, 2.0)
+    for size, cluster in ((3, 0), (900, 0), (900, 3), (1500, 0), (1500, 3), (5000, 10)):
         x = data.uniform(0.0, 10.0, size)
         x[data.random(size) < 0.2] = -np.inf
+        x[data.choice(size, cluster, replace=False)] = high + data.uniform(0.0, spread, cluster)
         live = x[np.isfinite(x)]
         total, squares = float(live.sum()), float(live @ live)
         for extra in (None, data.uniform(5.0, 12.0, 40)):

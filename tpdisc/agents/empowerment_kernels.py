@@ -590,18 +590,17 @@ def prepare_draw(
     beta: float,
     zscore: bool,
     w: np.ndarray,
-    band: np.ndarray,
-) -> tuple[int, int, int, bool]:
+) -> tuple[int, int, int]:
     """The softmax draw up to the exponentials, over the options of ``x`` (its ``count``
     finite entries; ``total`` their sum) then ``extra``; ``squares`` is the sum of the
-    squares of both (BLAS's, from the caller). ``w`` and ``band`` have room for every
-    entry of ``x`` and ``extra``: filling the caller's arrays spares numba boxing new
-    ones, which cost more than this kernel's work in a short game.
+    squares of both (BLAS's, from the caller). ``w`` has room for every entry of ``x``
+    and ``extra``: filling the caller's array spares numba boxing a new one, which cost
+    more than this kernel's work in a short game.
 
-    Returns (outcome, n, size, banded): outcome >= 0 is the position drawn when there is
-    one option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
-    ``WEIGH`` for the draw over ``exp(w[:size])`` (see :func:`band_weights`), whose
-    positions are ``band[:size]`` when ``banded``.
+    Returns (outcome, n, size): outcome >= 0 is the position drawn when there is one
+    option; ``UNIFORM`` asks for a uniform draw over the ``n`` options (all equal);
+    ``WEIGH`` for the draw over ``exp(w[:size])``, a weight per entry (see
+    :func:`log_weights`).
     """
     n = count + extra.size
     if n == 1:
@@ -610,7 +609,7 @@ def prepare_draw(
             first = 0
             while not x[first] > ZERO:
                 first += 1
-        return first, n, 0, False
+        return first, n, 0
     top = max(_maximum(x) if count else -np.inf, _maximum(extra))
     if extra.size:
         total += pairwise_sum(extra, 0, extra.size)
@@ -619,10 +618,10 @@ def prepare_draw(
         mean = total / n
         var = squares / n - mean * mean
         if var <= 1e-24 * max(1.0, mean * mean):
-            return UNIFORM, n, 0, False
+            return UNIFORM, n, 0
         scale = beta * np.sqrt(var)
-    size, banded = band_weights(x, extra, top, scale, w, band)
-    return WEIGH, n, size, banded
+    log_weights(x, extra, top, scale, w)
+    return WEIGH, n, x.size + extra.size
 
 
 @inline
@@ -642,32 +641,21 @@ def _maximum(x: np.ndarray) -> float:
 
 
 @inline
-def band_weights(
-    x: np.ndarray, extra: np.ndarray, top: float, scale: float, w: np.ndarray, band: np.ndarray
-) -> tuple[int, bool]:
-    """Write the softmax's log-weights, ``(value - top) / scale``, of the options of ``x``
-    then ``extra`` into ``w``: all of them below ``BAND_MIN`` entries, else only those
-    within ``NEGLIGIBLE`` temperatures of the best, with their positions in ``band``.
-    Returns how many, and whether they are a band."""
-    size = x.size + extra.size
+def log_weights(x: np.ndarray, extra: np.ndarray, top: float, scale: float, w: np.ndarray) -> None:
+    """Write the softmax's log-weights, ``(value - top) / scale``, of the entries of ``x``
+    then ``extra`` into ``w``. From ``BAND_MIN`` entries on, those more than ``NEGLIGIBLE``
+    temperatures below the best get -inf instead, a weight of exactly 0, as the -inf
+    entries of ``x`` do: adding 0 leaves every running sum of the draw as it was, so the
+    draw picks what the reference's, over the band's weights only, picks. (Gathering the
+    band instead stored a position per entry, a loop the compiler could not vectorise.)"""
     inverse = 1.0 / scale
-    if size < BAND_MIN:
-        for i in range(x.size):
-            w[i] = (x[i] - top) * inverse
-        for i in range(extra.size):
-            w[x.size + i] = (extra[i] - top) * inverse
-        return size, False
-    cutoff = top - NEGLIGIBLE * scale
-    count = 0
-    for i in range(x.size):  # without branches, as in live_options
-        band[count] = i
-        w[count] = (x[i] - top) * inverse
-        count += x[i] >= cutoff
+    cutoff = top - NEGLIGIBLE * scale if x.size + extra.size >= BAND_MIN else -np.inf
+    for i in range(x.size):
+        v = (x[i] - top) * inverse
+        w[i] = v if x[i] >= cutoff else -np.inf
     for i in range(extra.size):
-        band[count] = x.size + i
-        w[count] = (extra[i] - top) * inverse
-        count += extra[i] >= cutoff
-    return count, True
+        v = (extra[i] - top) * inverse
+        w[x.size + i] = v if extra[i] >= cutoff else -np.inf
 
 
 @kernel

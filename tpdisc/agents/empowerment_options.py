@@ -289,15 +289,13 @@ def softmax_draw_compiled(
     else:
         squares += float(extra @ extra)
     room.reserve(x.size + extra.size)
-    w, band = room.values, room.positions
-    outcome, n, size, banded = kernels.prepare_draw(
-        x, count, total, squares, extra, beta, zscore, w, band
-    )
+    w = room.values
+    outcome, n, size = kernels.prepare_draw(x, count, total, squares, extra, beta, zscore, w)
     if outcome >= 0:
         return outcome
     if outcome == kernels.UNIFORM:
         return uniform_draw(x, n, rng)
     weights = w[:size]
     np.exp(weights, out=weights)
-    k = kernels.pick(w, size, rng.random())
-    return int(band[k]) if banded else k
+    k: int = kernels.pick(w, size, rng.random())
+    return k
