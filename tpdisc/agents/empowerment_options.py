@@ -9,6 +9,7 @@ which update them in place. :mod:`tpdisc.agents.empowerment` is what uses them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -77,6 +78,20 @@ class Scratch:
         return self.positions[:count], self.values[:count]
 
 
+def _grow(holder: object, names: Sequence[str], used: int, need: int) -> None:
+    """Give the aligned arrays ``names`` of ``holder`` room for ``need`` entries (at least
+    doubling), keeping their first ``used``."""
+    capacity = getattr(holder, names[0]).shape[0]
+    if need <= capacity:
+        return
+    capacity = max(need, 2 * capacity)
+    for name in names:
+        old = getattr(holder, name)
+        new = np.empty((capacity, *old.shape[1:]), dtype=old.dtype)
+        new[:used] = old[:used]
+        setattr(holder, name, new)
+
+
 class Rows:
     """The lasting candidates (pairs of owned elements), as growable aligned arrays.
 
@@ -108,15 +123,7 @@ class Rows:
         self.frozen = np.empty(capacity, dtype=bool)
 
     def reserve(self, extra: int) -> None:
-        need = self.size + extra
-        if need <= self.lo.size:
-            return
-        capacity = max(need, 2 * self.lo.size)
-        for name in self.FIELDS:
-            old = getattr(self, name)
-            new = np.empty((capacity, *old.shape[1:]), dtype=old.dtype)
-            new[: self.size] = old[: self.size]
-            setattr(self, name, new)
+        _grow(self, self.FIELDS, self.size, self.size + extra)
 
 
 class SocialPairs:
@@ -138,15 +145,7 @@ class SocialPairs:
 
     def reserve(self, blocks: int, m: int) -> None:
         """Room for ``blocks`` new blocks for an inventory of ``m`` elements."""
-        need = self.used + blocks * (2 * m + 8)
-        if need <= self.pid.size:
-            return
-        capacity = max(need, 2 * self.pid.size)
-        for name in ("pid", "top", "terms"):
-            old = getattr(self, name)
-            new = np.empty((capacity, *old.shape[1:]), dtype=old.dtype)
-            new[: self.used] = old[: self.used]
-            setattr(self, name, new)
+        _grow(self, ("pid", "top", "terms"), self.used, self.used + blocks * (2 * m + 8))
 
     def forget(self, e: int) -> None:
         self.block[e, 1] = 0
@@ -297,5 +296,4 @@ def softmax_draw_compiled(
         return uniform_draw(x, n, rng)
     weights = w[:size]
     np.exp(weights, out=weights)
-    k: int = kernels.pick(w, size, rng.random())
-    return k
+    return kernels.pick(w, size, rng.random())
