@@ -19,8 +19,8 @@ from typing import Any
 
 from benchlib import full_domain, load, parser, report, timed
 
-from tpdisc.agents.empowerment import EmpowermentAgent
-from tpdisc.agents.prior.store import ensure_prior
+from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.prior.store import ensure_prior
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate

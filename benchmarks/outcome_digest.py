@@ -20,25 +20,29 @@ import hashlib
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from tpdisc.agents.base import AgentParams
-from tpdisc.agents.choices import EmpowermentChoices
+from tpdisc.agents.empowerment.model import named_model
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import VariantSpec, make_domain
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
 
+# The rows named as before the empowerment model had a section of its own play that
+# model, ``previous``: their digests must not move when another model changes.
+PREVIOUS = named_model("previous")
 PARAMS = {
-    "default": AgentParams(),
-    "beta/2": AgentParams(beta=0.025),
-    "p_social=0.9": AgentParams(p_social=0.9),
-    "owned=zero": AgentParams(empowerment=EmpowermentChoices(owned="zero")),
-    "owned=ignore": AgentParams(empowerment=EmpowermentChoices(owned="ignore")),
-    "received=prior": AgentParams(empowerment=EmpowermentChoices(received="prior")),
-    "zscore=no": AgentParams(empowerment=EmpowermentChoices(zscore=False)),
-    "fallback=any": AgentParams(empowerment=EmpowermentChoices(fallback="any")),
+    "default": AgentParams(empowerment=PREVIOUS),
+    "beta/2": AgentParams(empowerment=replace(PREVIOUS, beta=0.025)),
+    "p_social=0.9": AgentParams(p_social=0.9, empowerment=PREVIOUS),
+    "owned=zero": AgentParams(empowerment=replace(PREVIOUS, owned="zero")),
+    "owned=ignore": AgentParams(empowerment=replace(PREVIOUS, owned="ignore")),
+    "received=prior": AgentParams(empowerment=replace(PREVIOUS, received="prior")),
+    "zscore=no": AgentParams(empowerment=replace(PREVIOUS, zscore=False)),
+    "fallback=any": AgentParams(empowerment=replace(PREVIOUS, fallback="any")),
 }
 VARIANTS = ("full", "depth-limited", "dropout", "3-item", "heterogeneous")
 # (variant, agents: a type or a population, n_agents, n_steps, params, baseline, seed)

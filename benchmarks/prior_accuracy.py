@@ -2,7 +2,7 @@
 
 The agents use the prior's summary of P(r | a, b): the exact expectation of the children
 counts, the top k results, and an even spread of the remaining mass (see
-tpdisc/agents/empowerment.py). This script records real candidate sets (10 empowerment
+tpdisc/agents/empowerment/agent.py). This script records real candidate sets (10 empowerment
 agents, paired baseline, a few seeds, at several steps), rebuilds the default prior keeping
 the full distributions of those pairs (same seed: the same predictions), and compares, per
 candidate set, the approximate values with the exact ones for k = 0, 4, 8, 16 (default)
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from tpdisc.agents.empowerment import EmpowermentAgent
-from tpdisc.agents.empowerment_options import softmax_probabilities
-from tpdisc.agents.prior.build import PriorSettings, build_prior
-from tpdisc.agents.prior.dataset import pair_index_table
-from tpdisc.agents.prior.store import ensure_prior
-from tpdisc.agents.prior.vectors import backend_from_spec
+from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.options import softmax_probabilities
+from tpdisc.agents.empowerment.prior.build import PriorSettings, build_prior
+from tpdisc.agents.empowerment.prior.dataset import pair_index_table
+from tpdisc.agents.empowerment.prior.store import ensure_prior
+from tpdisc.agents.empowerment.prior.vectors import backend_from_spec
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import make_domain
 from tpdisc.protocols.baselines import BaselineProtocol

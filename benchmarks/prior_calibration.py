@@ -21,9 +21,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from tpdisc.agents.prior.build import PriorSettings
-from tpdisc.agents.prior.dataset import pair_data
-from tpdisc.agents.prior.store import ensure_prior
+from tpdisc.agents.empowerment.prior.build import PriorSettings
+from tpdisc.agents.empowerment.prior.dataset import pair_data
+from tpdisc.agents.empowerment.prior.store import ensure_prior
 from tpdisc.domain.data import default_graph
 
 EDGES = np.linspace(0.0, 1.0, 11)

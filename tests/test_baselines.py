@@ -356,23 +356,28 @@ def test_multilevel_default_probabilities() -> None:
 # --- dynamic --------------------------------------------------------------------------------
 
 
+def visitor_of(senders: list[set[int]], partner: dict[int, int]) -> int:
+    """The agent that hears from two agents other than its partner: the visitor."""
+    (visitor,) = [i for i, s in enumerate(senders) if len(s - {partner[i]}) >= 2]
+    return visitor
+
+
 @pytest.mark.parametrize(("n", "visit"), [(8, 5), (10, 20)])
 def test_dynamic_visits(n: int, visit: int) -> None:
     """Partners learn from each other, except that one agent at a time visits another dyad
     for ``visit`` steps: it learns from both hosts, who also learn from it, and its own
-    partner learns from no one. Visitors take turns in a fixed order."""
-    steps = visit * (n + 1)  # everyone visits once, then the cycle starts again
+    partner learns from no one."""
+    steps = visit * (n + 1)
     tp = Dynamic(n, steps, seed=3, visit_length=visit, n_memories=1000, p_share=1.0)
     # With p_share = 1 and unlimited n_memories, each learner gets every memory of every
     # source, so the senders it hears from at a step are exactly its sources.
     exchanges = run(tp, [3] * n, steps)
     partner = {i: p for i, (p,) in enumerate(tp.partners)}
     assert all(partner[partner[i]] == i != partner[i] for i in range(n))
-    assert sorted(tp.visit_order) == list(range(n))
     visits = []
-    for t, ex in enumerate(exchanges):
+    for ex in exchanges:
         senders = [{s for s, _ in ex.get(i, [])} for i in range(n)]
-        visitor = tp.visit_order[(t // visit) % n]
+        visitor = visitor_of(senders, partner)
         hosts = senders[visitor]
         (h1, h2) = hosts
         assert partner[h1] == h2 and visitor not in hosts and partner[visitor] not in hosts
@@ -381,10 +386,24 @@ def test_dynamic_visits(n: int, visit: int) -> None:
         for i in set(range(n)) - hosts - {visitor, partner[visitor]}:
             assert senders[i] == {partner[i]}
         visits.append((visitor, frozenset(hosts)))
-    # the same visit for `visit` steps, a new visitor at each block
+    # the same visit for `visit` steps
     blocks = [set(visits[k : k + visit]) for k in range(0, steps, visit)]
     assert all(len(b) == 1 for b in blocks)
-    assert len({next(iter(b))[0] for b in blocks[:n]}) == n
+
+
+def test_dynamic_draws_each_visitor_at_random() -> None:
+    """As the reference's baseline_dynamic.py: a visitor drawn uniformly at every visit (an
+    agent may visit twice before another visits once), not a fixed rotation."""
+    n, visit, blocks = 6, 1, 600
+    tp = Dynamic(n, blocks, seed=5, visit_length=visit, n_memories=1000, p_share=1.0)
+    partner = {i: p for i, (p,) in enumerate(tp.partners)}
+    visitors = [
+        visitor_of([{s for s, _ in ex.get(i, [])} for i in range(n)], partner)
+        for ex in run(tp, [3] * n, blocks)
+    ]
+    counts = np.bincount(visitors, minlength=n)
+    assert counts.min() > 60 and counts.max() < 140  # about 100 each
+    assert any(a == b for a, b in itertools.pairwise(visitors))
 
 
 def test_dynamic_default_parameters() -> None:
@@ -446,8 +465,9 @@ def test_baseline_protocol_params_and_errors(toy_graph: RecipeGraph) -> None:
 def test_dynamic_with_an_odd_count_never_hosts_the_visitors_partner(n: int) -> None:
     for seed in range(6):
         tp = Dynamic(n, 40, seed=seed, visit_length=2, n_memories=1000, p_share=1.0)
-        for t, ex in enumerate(run(tp, [3] * n, 4 * n)):
-            visitor = tp.visit_order[(t // 2) % n]
+        for ex in run(tp, [3] * n, 4 * n):
+            heard = {i: {s for s, _ in ex.get(i, [])} for i in range(n)}
+            (visitor,) = [i for i in range(n) if len(heard[i] - set(tp.partners[i])) >= 2]
             partners = set(tp.partners[visitor])
             for p in partners:
                 assert p not in ex, f"the visitor's partner {p} learned while {visitor} was away"

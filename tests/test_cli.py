@@ -165,7 +165,8 @@ def test_spec_style_file_runs_sandboxed_like_trusted(recipes: Path, tmp_path: Pa
 def test_variants_json(recipes: Path) -> None:
     result = runner.invoke(app, ["variants", "--recipes", str(recipes), "--json"])
     assert result.exit_code == 0, result.output
-    rows = {row["variant"]: row for row in json.loads(result.stdout)}
+    data = json.loads(result.stdout)
+    rows = {row["variant"]: row for row in data["variants"]}
     assert list(rows) == ["full", "depth-limited", "3-item", "heterogeneous", "dropout"]
     assert rows["full"]["reachable"] == 15
     assert rows["depth-limited"]["reachable"] == 14
@@ -176,7 +177,12 @@ def test_variants_json(recipes: Path) -> None:
     depth2 = runner.invoke(
         app, ["variants", "--recipes", str(recipes), "--json", "--max-depth", "2"]
     )
-    assert json.loads(depth2.stdout)[1]["reachable"] == 13
+    assert json.loads(depth2.stdout)["variants"][1]["reachable"] == 13
+    # the toy game's start sets all reach far fewer than the reference's 587: flagged
+    (note,) = [n for n in data["notes"] if n.startswith("3-item")]
+    assert "587–684" in note and "reaches 6" in note
+    (depth,) = [n for n in data["notes"] if n.startswith("depth-limited")]
+    assert "the reference's depth-3 game 86" in depth and "the closest" in depth
 
 
 def test_variants_table(recipes: Path) -> None:
@@ -281,8 +287,9 @@ def test_empowerment_options_reach_the_config(recipes: Path, tmp_path: Path) -> 
     result = evaluate("asocial", *args, "--empowerment-choices", "owned=zero", "--json", out)
     assert result.exit_code == 0, result.output
     params = json.loads(out.read_text())["config"]["params"]
-    assert params["prior"] == "ngram"
+    assert params["empowerment"]["prior"]["backend"] == "ngram"
     assert params["empowerment"]["owned"] == "zero"
+    assert params["empowerment"]["name"] == "calibrated"
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ def test_results_record_the_prior_fingerprint(toy_file: Path, tmp_path: Path) ->
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     config = json.loads(out.read_text())["config"]
-    assert config["params"]["prior_seed"] == 2
+    assert config["params"]["empowerment"]["prior"]["seed"] == 2
     printed = config["agent_models"]["empowerment"]["prior"]
     rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
     assert [row["fingerprint"] for row in rows] == [printed]

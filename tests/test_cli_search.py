@@ -18,6 +18,7 @@ from tests.conftest import TOY
 from tpdisc.cli import app
 from tpdisc.llm.server import FakeChatServer
 from tpdisc.search.archive import Archive
+from tpdisc.search.config import SearchConfig
 from tpdisc.search.fake_author import ProtocolAuthor
 
 runner = CliRunner()
@@ -129,12 +130,12 @@ def test_a_search_records_its_prior_and_keeps_its_prior_seed(tmp_path, recipes) 
     args = ["--iterations", "1", "--agent-type", "empowerment", "--prior-seed", "2"]
     result = evolve(run_dir, recipes, *args)
     assert result.exit_code == 0, result.output
-    assert "prior_seed: 2" in (run_dir / "config.yaml").read_text()
+    assert SearchConfig.load(run_dir / "config.yaml").sim.params.empowerment.prior.seed == 2
     printed = json.loads((run_dir / "agent_models.json").read_text())["empowerment"]["prior"]
     rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
     assert printed in [row["fingerprint"] for row in rows] and printed["seed"] == 2
     changed = evolve(run_dir, recipes, *args[:4], "--prior-seed", "1")
-    assert changed.exit_code == 1 and "prior_seed=2" in changed.stderr
+    assert changed.exit_code == 1 and "prior.seed=2" in changed.stderr
 
 
 def test_archive_errors_are_one_line(tmp_path) -> None:

@@ -37,15 +37,27 @@ def printed(*args: str | Path) -> dict:
 def test_print_config_round_trips_and_flags_override_the_file(command, tmp_path) -> None:
     flags = ["--population", "empowerment:2,stochastic:3", "--beta", "0.1", "--variant", "3-item"]
     first = printed(command, "--print-config", *flags, "--executor", "serial", "paired")
-    assert first["protocols"] == ["paired"] and first["sim"]["params"]["beta"] == 0.1
+    assert first["protocols"] == ["paired"] and first["sim"]["params"]["empowerment"]["beta"] == 0.1
     assert first["sim"]["population"] == [["empowerment", 2], ["stochastic", 3]]
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump(first))
     assert printed(command, "--config", path, "--print-config") == first
     changed = printed(command, "--config", path, "--print-config", "--beta", "0.7", "--sims", "3")
-    assert changed["sim"]["params"]["beta"] == 0.7 and changed["sims"] == 3
+    assert changed["sim"]["params"]["empowerment"]["beta"] == 0.7 and changed["sims"] == 3
     assert changed["sim"]["variant"] == first["sim"]["variant"]  # the file's, not the default
     assert decode(EvaluationConfig, changed).sim.n_agents == 5
+    # a model named on the command line replaces the file's model settings, not its prior
+    named = printed(
+        command, "--config", path, "--print-config", "--empowerment-model", "paper-literal"
+    )
+    model = named["sim"]["params"]["empowerment"]
+    assert (model["name"], model["beta"], model["owned"]) == ("paper-literal", 0.05, "zero")
+    assert model["prior"] == first["sim"]["params"]["empowerment"]["prior"]
+    tuned = printed(
+        command, "--empowerment-model", "paper-literal", "--beta", "0.1", "--print-config"
+    )
+    assert tuned["sim"]["params"]["empowerment"]["beta"] == 0.1
+    assert tuned["sim"]["params"]["empowerment"]["name"] == "paper-literal"
 
 
 def test_a_run_from_a_file_is_the_run_of_the_same_flags(recipes, tmp_path) -> None:
@@ -64,7 +76,11 @@ def test_a_run_from_a_file_is_the_run_of_the_same_flags(recipes, tmp_path) -> No
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("sim:\n  params:\n    beta: high\n", "sim.params.beta: expected a number, got 'high'"),
+        ("sim:\n  params:\n    beta: high\n", "sim.params.empowerment.beta: expected a number"),
+        (
+            "sim:\n  params:\n    empowerment: {name: wild}\n",
+            "unknown empowerment model 'wild'",
+        ),
         ("sims: 3\nbogus: 1\n", "unknown setting bogus"),
         ("sim:\n  population: robots:3\n", "robots"),
         ("executor:\n  kind: cloud\n", "unknown executor 'cloud'"),
@@ -82,7 +98,7 @@ def test_the_examples_load() -> None:
     for command, name in (("evaluate", "evaluate.yaml"), ("evolve", "evolve.yaml")):
         args = [command, "--config", ROOT / "examples" / name, "--print-config"]
         data = printed(*args, *(["--run-dir", "/nonexistent/run"] if command == "evolve" else []))
-        assert data["sim"]["params"]["beta"] == 0.5
+        assert data["sim"]["params"]["empowerment"]["beta"] == 0.5
     assert not Path("/nonexistent/run").exists()
 
 
@@ -96,10 +112,10 @@ def test_evolve_takes_every_simulation_option_and_keeps_it(recipes, tmp_path) ->
     assert result.exit_code == 0, result.output
     config = SearchConfig.load(run_dir / "config.yaml")
     assert config.sim.agents == (("empowerment", 2), ("stochastic", 2))
-    assert (config.sim.params.beta, config.sim.params.p_social) == (0.1, 0.9)
+    assert (config.sim.params.empowerment.beta, config.sim.params.p_social) == (0.1, 0.9)
     assert config.sim.params.empowerment.owned == "zero" and config.sandbox.time_limit == 10
     resumed = runner.invoke(app, [*args, "--beta", "0.2"])
-    assert resumed.exit_code == 1 and "sim.params.beta=0.1" in resumed.stderr
+    assert resumed.exit_code == 1 and "sim.params.empowerment.beta=0.1" in resumed.stderr
     longer = runner.invoke(app, [*args[:-4], "--iterations", "3", "--executor", "serial"])
     assert longer.exit_code == 0, longer.output
     assert SearchConfig.load(run_dir / "config.yaml").iterations == 3

@@ -11,21 +11,22 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
-from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.compiled import reference_mode, use_kernels
-from tpdisc.agents.empowerment import EmpowermentAgent
-from tpdisc.agents.empowerment_kernels import pairwise_sum, pick
-from tpdisc.agents.empowerment_tables import EmpowermentTables
-from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
-from tpdisc.agents.prior.mlp import Training
-from tpdisc.agents.prior.models import LinkSettings, ResultSettings
-from tpdisc.agents.prior.vectors import NgramBackend
+from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.kernels import pairwise_sum, pick
+from tpdisc.agents.empowerment.model import EmpowermentModel
+from tpdisc.agents.empowerment.prior.build import Prior, PriorSettings, build_prior
+from tpdisc.agents.empowerment.prior.mlp import Training
+from tpdisc.agents.empowerment.prior.models import LinkSettings, ResultSettings
+from tpdisc.agents.empowerment.prior.vectors import NgramBackend
+from tpdisc.agents.empowerment.tables import EmpowermentTables
 from tpdisc.agents.stochastic import StochasticAgent
 from tpdisc.domain.recipes import RecipeGraph, parse_wordcraft
 from tpdisc.domain.variants import Domain, VariantSpec, make_domain
@@ -36,12 +37,17 @@ from tpdisc.sim.game import SimResult, run_simulation
 GRAPH = parse_wordcraft(TOY, "toy")
 N = GRAPH.n_elements
 CHOICES = [
-    EmpowermentChoices(),
-    EmpowermentChoices(owned="zero"),
-    EmpowermentChoices(owned="ignore"),
-    EmpowermentChoices(received="prior"),
-    EmpowermentChoices(zscore=False),
-    EmpowermentChoices(fallback="any"),
+    EmpowermentModel(),
+    EmpowermentModel(owned="zero"),
+    EmpowermentModel(owned="ignore"),
+    EmpowermentModel(received="prior"),
+    EmpowermentModel(zscore=False),
+    EmpowermentModel(fallback="any"),
+    EmpowermentModel(owns="usable"),
+    EmpowermentModel(remember="step"),
+    EmpowermentModel(owns="usable", remember="step", received="zero"),
+    EmpowermentModel(received_worth=0.25, bias="unowned"),
+    EmpowermentModel(noise="pair", noise_sd=0.3),
 ]
 
 
@@ -106,12 +112,12 @@ def prior(request: pytest.FixtureRequest) -> Prior:
 
 
 def pair_of_agents(
-    prior: Prior, choices: EmpowermentChoices, played: RecipeGraph = GRAPH
+    prior: Prior, choices: EmpowermentModel, played: RecipeGraph = GRAPH
 ) -> tuple[EmpowermentAgent, EmpowermentAgent]:
     tables = EmpowermentTables.build(prior, played)
     return (
-        EmpowermentAgent(tables, 0.5, 0.5, choices, reference=True),
-        EmpowermentAgent(tables, 0.5, 0.5, choices, reference=False),
+        EmpowermentAgent(tables, replace(choices, beta=0.5), 0.5, reference=True),
+        EmpowermentAgent(tables, replace(choices, beta=0.5), 0.5, reference=False),
     )
 
 
@@ -162,10 +168,8 @@ def lockstep(
             agent.observe_received(memories)
 
 
-@pytest.mark.parametrize("choices", CHOICES, ids=lambda c: c.label())
-def test_empowerment_kernels_follow_the_reference(
-    prior: Prior, choices: EmpowermentChoices
-) -> None:
+@pytest.mark.parametrize("choices", CHOICES, ids=lambda c: c.changes() or "default")
+def test_empowerment_kernels_follow_the_reference(prior: Prior, choices: EmpowermentModel) -> None:
     for seed in range(3):
         reference, compiled = pair_of_agents(prior, choices)
         for state, draw, social in lockstep(reference, compiled, seed):
@@ -174,9 +178,9 @@ def test_empowerment_kernels_follow_the_reference(
             assert_same_state(reference, compiled)
 
 
-@pytest.mark.parametrize("choices", CHOICES[:3], ids=lambda c: c.label())
+@pytest.mark.parametrize("choices", CHOICES[:3], ids=lambda c: c.changes() or "default")
 def test_kept_social_pairs_and_near_rows_follow_the_reference(
-    prior: Prior, choices: EmpowermentChoices
+    prior: Prior, choices: EmpowermentModel
 ) -> None:
     """The compiled agent keeps each social element's pairs across gains and finds the
     rows of its social items by their slots: after every gain, the same pairs, values and
@@ -211,7 +215,7 @@ def test_kept_social_pairs_and_near_rows_follow_the_reference(
 def test_fallback_choices_follow_the_reference(prior: Prior) -> None:
     """Nothing worth anything in a game without children: the uniform fallback draws."""
     barren = GRAPH.restricted_to(GRAPH.base)
-    for choices in (EmpowermentChoices(), EmpowermentChoices(fallback="any")):
+    for choices in (EmpowermentModel(), EmpowermentModel(fallback="any")):
         reference, compiled = pair_of_agents(prior, choices, barren)
         for state, draw, social in lockstep(reference, compiled, 5, steps=20):
             expected = reference.choose(state, social, np.random.default_rng(draw))
@@ -225,7 +229,7 @@ def test_fallback_choices_follow_the_reference(prior: Prior) -> None:
 def test_softmax_draw_over_many_options_follows_the_reference(prior: Prior, zscore: bool) -> None:
     """Above BAND_MIN entries the draw weighs only a band: the same on both paths, -inf
     entries and social options included."""
-    reference, compiled = pair_of_agents(prior, EmpowermentChoices(zscore=zscore))
+    reference, compiled = pair_of_agents(prior, EmpowermentModel(zscore=zscore))
     data = np.random.default_rng(11)
     # a few options far above the rest put the rest outside the band
     high, spread = (1e6, 5e4) if zscore else (100.0, 2.0)
@@ -345,10 +349,10 @@ def test_each_agent_type_has_its_default_path_and_the_environment_overrides_it(
 def test_kernels_load_numba_at_their_first_call_only() -> None:
     code = (
         "import sys\n"
-        "import tpdisc.agents.stochastic, tpdisc.agents.empowerment_kernels\n"
+        "import tpdisc.agents.stochastic, tpdisc.agents.empowerment.kernels\n"
         "assert 'numba' not in sys.modules\n"
         "import numpy as np\n"
-        "from tpdisc.agents.empowerment_kernels import pairwise_sum\n"
+        "from tpdisc.agents.empowerment.kernels import pairwise_sum\n"
         "assert pairwise_sum(np.ones(5), 0, 5) == 5.0\n"
         "assert 'numba' in sys.modules\n"
     )
@@ -367,7 +371,7 @@ def test_numba_starts_without_importing_scipy_linalg_and_leaves_it_importable() 
         "assert 'scipy.linalg.cython_blas' not in sys.modules\n"
         "from numba.np import arraymath\n"
         "assert arraymath._HAVE_BLAS\n"
-        "from tpdisc.agents.empowerment_kernels import pairwise_sum\n"  # registered later
+        "from tpdisc.agents.empowerment.kernels import pairwise_sum\n"  # registered later
         "assert pairwise_sum(np.ones(3), 0, 3) == 3.0\n"
         "import scipy.linalg.cython_blas\n"
         "assert '__pyx_capi__' in vars(scipy.linalg.cython_blas)\n"

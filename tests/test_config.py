@@ -17,7 +17,8 @@ def test_defaults_follow_the_spec() -> None:
     config = SimConfig(agent_type="stochastic")
     assert (config.n_agents, config.n_steps, config.bottleneck) == (10, 150, 20)
     assert BOTTLENECK == 20
-    assert config.params == AgentParams(p_social=0.5, beta=0.5)
+    assert config.params == AgentParams(p_social=0.5)
+    assert config.params.empowerment.name == "calibrated"
     assert config.variant == VariantSpec("full")
     assert config.agents == (("stochastic", 10),)
 
@@ -31,7 +32,6 @@ def test_defaults_follow_the_spec() -> None:
         ({"bottleneck": 0}, "bottleneck must be at least 1, got 0"),
         ({"params": AgentParams(p_social=1.5)}, r"p_social must lie in \[0, 1\], got 1.5"),
         ({"params": AgentParams(p_social=-0.1)}, r"p_social must lie in \[0, 1\], got -0.1"),
-        ({"params": AgentParams(beta=0.0)}, "beta must be positive, got 0.0"),
     ],
 )
 def test_invalid_settings(kwargs: dict, message: str) -> None:
@@ -54,6 +54,7 @@ def test_frozen_and_serialisable() -> None:
     assert data["n_agents"] == 6 and data["agent_type"] == "stochastic"
     assert data["population"] is None and data["variant"]["name"] == "dropout"
     assert SimConfig.from_dict(data) == config
-    assert (data["params"]["p_social"], data["params"]["beta"]) == (0.5, 0.5)
+    assert data["params"]["p_social"] == 0.5
+    assert data["params"]["empowerment"]["name"] == "calibrated"
     assert data["variant"]["name"] == "dropout" and data["bottleneck"] == 20
     assert SimConfig(agent_type="stochastic") == SimConfig(agent_type="stochastic")

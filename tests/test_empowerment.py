@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -8,16 +9,16 @@ import pytest
 from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.candidates import choose_biased
-from tpdisc.agents.choices import EmpowermentChoices
-from tpdisc.agents.empowerment import EmpowermentAgent
-from tpdisc.agents.empowerment_kernels import FAILURE, NEGLIGIBLE, OWN_SUCCESS, UNKNOWN, ZERO
-from tpdisc.agents.empowerment_options import softmax_probabilities
-from tpdisc.agents.empowerment_tables import EmpowermentTables
-from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
-from tpdisc.agents.prior.dataset import pair_index_table
-from tpdisc.agents.prior.mlp import Training
-from tpdisc.agents.prior.models import LinkSettings, ResultSettings
-from tpdisc.agents.prior.vectors import NgramBackend
+from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.kernels import FAILURE, NEGLIGIBLE, OWN_SUCCESS, UNKNOWN, ZERO
+from tpdisc.agents.empowerment.model import EmpowermentModel
+from tpdisc.agents.empowerment.options import softmax_probabilities
+from tpdisc.agents.empowerment.prior.build import Prior, PriorSettings, build_prior
+from tpdisc.agents.empowerment.prior.dataset import pair_index_table
+from tpdisc.agents.empowerment.prior.mlp import Training
+from tpdisc.agents.empowerment.prior.models import LinkSettings, ResultSettings
+from tpdisc.agents.empowerment.prior.vectors import NgramBackend
+from tpdisc.agents.empowerment.tables import EmpowermentTables
 from tpdisc.domain.recipes import RecipeGraph, parse_wordcraft
 from tpdisc.domain.variants import VariantSpec, make_domain
 from tpdisc.errors import ConfigError
@@ -52,13 +53,14 @@ def full() -> tuple[Prior, np.ndarray]:
 def start(
     prior: Prior,
     *,
-    choices: EmpowermentChoices | None = None,
+    choices: EmpowermentModel | None = None,
     beta: float = 0.05,
     p_social: float = 0.5,
     played: RecipeGraph = GRAPH,
     seed: int = 0,
 ) -> tuple[EmpowermentAgent, AgentState, np.random.Generator]:
-    agent = EmpowermentAgent(EmpowermentTables.build(prior, played), beta, p_social, choices)
+    model = replace(choices or EmpowermentModel(), beta=beta)
+    agent = EmpowermentAgent(EmpowermentTables.build(prior, played), model, p_social)
     state = AgentState.start(N, GRAPH.base)
     rng = np.random.default_rng(seed)
     agent.choose(state, [], rng)
@@ -86,7 +88,7 @@ def test_values_are_exact_when_the_prior_keeps_every_result(
     full: tuple[Prior, np.ndarray], owned: str
 ) -> None:
     prior, exact = full
-    agent, state, rng = start(prior, choices=EmpowermentChoices(owned=owned))
+    agent, state, rng = start(prior, choices=EmpowermentModel(owned=owned))
     gain(agent, state, "steam", rng)
     gain(agent, state, "lava", rng)
     pairs, values, _ = agent.candidate_values([])
@@ -145,7 +147,7 @@ def test_knowledge_updates(full: tuple[Prior, np.ndarray]) -> None:
 
 def test_received_success_left_to_the_prior(full: tuple[Prior, np.ndarray]) -> None:
     prior, _ = full
-    agent, _, _ = start(prior, choices=EmpowermentChoices(received="prior"))
+    agent, _, _ = start(prior, choices=EmpowermentModel(received="prior"))
     before = value_of(agent, "fire", "water")
     fire, water, steam, earth = (GRAPH.id_of(n) for n in ("fire", "water", "steam", "earth"))
     agent.observe_received([(fire, water, steam), (earth, earth, FAILED)])
@@ -285,7 +287,7 @@ def test_draw_over_many_options_matches_the_full_softmax(
     """Thousands of options, some worth nothing (-inf), plus social ones: the draw that
     leaves out the negligible options picks what the softmax over every option picks."""
     prior, _ = full
-    agent, _, _ = start(prior, choices=EmpowermentChoices(zscore=zscore))
+    agent, _, _ = start(prior, choices=EmpowermentModel(zscore=zscore))
     data = np.random.default_rng(7)
     x = data.uniform(0.0, 10.0, 3000)
     x[data.random(x.size) < 0.2] = -np.inf
@@ -308,7 +310,7 @@ def test_live_options_follow_every_change_of_value(full: tuple[Prior, np.ndarray
     """What a decision reads (the options worth something, their sums) stays what a scan of
     every row gives, through own attempts, received failures and successes, and gains."""
     prior, _ = full
-    agent, state, rng = start(prior, choices=EmpowermentChoices(owned="zero"))
+    agent, state, rng = start(prior, choices=EmpowermentModel(owned="zero"))
     names = ("steam", "lava", "mud", "stone")
     unowned = [e for e in range(N) if GRAPH.children_count[e] and e not in GRAPH.base]
     data = np.random.default_rng(3)
@@ -341,7 +343,7 @@ def test_fallback_when_nothing_is_worth_anything(full: tuple[Prior, np.ndarray])
     air, earth = GRAPH.id_of("air"), GRAPH.id_of("earth")
     known = [(a, b) for a in GRAPH.base for b in GRAPH.base if a <= b and (a, b) != (air, earth)]
     for fallback, expect_only_untried in (("untried", True), ("any", False)):
-        agent, state, _ = start(prior, played=barren, choices=EmpowermentChoices(fallback=fallback))
+        agent, state, _ = start(prior, played=barren, choices=EmpowermentModel(fallback=fallback))
         agent.observe_received([(a, b, FAILED) for a, b in known])
         counts = choice_counts(agent, state, [], 200)
         assert agent.stats()["empowerment_fallbacks"] >= 200
@@ -352,13 +354,13 @@ def test_fallback_when_nothing_is_worth_anything(full: tuple[Prior, np.ndarray])
 
 
 def test_choices_parse_and_validate() -> None:
-    c = EmpowermentChoices.parse("zscore=no, owned=renormalise")
-    assert c == EmpowermentChoices(zscore=False, owned="renormalise")
-    assert EmpowermentChoices.parse(c.label()) == c
+    c = EmpowermentModel.parse("zscore=no, owned=renormalise")
+    assert c == EmpowermentModel(zscore=False, owned="renormalise")
+    assert EmpowermentModel.parse(c.changes()) == c
     with pytest.raises(ConfigError, match="owned"):
-        EmpowermentChoices(owned="maybe")
+        EmpowermentModel(owned="maybe")
     with pytest.raises(ConfigError, match="name=value"):
-        EmpowermentChoices.parse("temperature=2")
+        EmpowermentModel.parse("temperature=2")
 
 
 @pytest.fixture(scope="module")
@@ -372,7 +374,7 @@ def test_simulations_with_empowerment_agents(
     monkeypatch.setenv("TPDISC_CACHE", str(toy_cache))
     config = SimConfig(n_agents=4, n_steps=15, agent_type="empowerment")
     assert SimConfig().agent_type == "empowerment"  # the default agents
-    assert AgentParams().prior == "ngram"
+    assert AgentParams().empowerment.prior.backend == "ngram"
     domain = make_domain(GRAPH)
     paired = BaselineProtocol("paired")
     a = run_simulation(domain, config, paired, seed=3)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import TOY
-from tpdisc.agents.empowerment_tables import EmpowermentTables, install_tables, shared_tables
-from tpdisc.agents.prior.build import Prior
+from tpdisc.agents.empowerment.prior.build import Prior
+from tpdisc.agents.empowerment.tables import EmpowermentTables, install_tables, shared_tables
 from tpdisc.domain.recipes import parse_wordcraft
 from tpdisc.domain.variants import VariantSpec, make_domain
 

@@ -4,6 +4,7 @@ toy game."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,12 +71,15 @@ def test_each_setting_plays_its_population_and_variant(name: str) -> None:
 
 def test_agent_parameter_settings() -> None:
     default = BASE.sim.params
-    assert setting("beta-half").sim_config(BASE.sim).params.beta == default.beta / 2
+    halved = setting("beta-half").sim_config(BASE.sim).params.empowerment
+    assert halved.beta == default.empowerment.beta / 2
+    assert halved.name == default.empowerment.name
     assert setting("p-social-0.9").sim_config(BASE.sim).params.p_social == 0.9
     assert setting("stochastic").sim_config(BASE.sim).params == default
     # a changed base is halved too: the setting is relative to what the user runs
-    base = SimConfig(params=BASE.sim.params.__class__(beta=0.2))
-    assert setting("beta-half").sim_config(base).params.beta == pytest.approx(0.1)
+    model = replace(BASE.sim.params.empowerment, beta=0.2)
+    base = SimConfig(params=replace(BASE.sim.params, empowerment=model))
+    assert setting("beta-half").sim_config(base).params.empowerment.beta == pytest.approx(0.1)
 
 
 def test_sizes_keep_a_mixed_base_mixed() -> None:

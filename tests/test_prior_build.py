@@ -5,12 +5,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import tpdisc.agents.prior.build as build
-from tpdisc.agents.prior.build import PriorSettings, build_prior
-from tpdisc.agents.prior.dataset import Fold, PairData, pair_data
-from tpdisc.agents.prior.mlp import Training
-from tpdisc.agents.prior.models import LinkSettings, ResultSettings
-from tpdisc.agents.prior.vectors import NgramBackend
+import tpdisc.agents.empowerment.prior.build as build
+from tpdisc.agents.empowerment.prior.build import PriorSettings, build_prior
+from tpdisc.agents.empowerment.prior.dataset import Fold, PairData, pair_data
+from tpdisc.agents.empowerment.prior.mlp import Training
+from tpdisc.agents.empowerment.prior.models import LinkSettings, ResultSettings
+from tpdisc.agents.empowerment.prior.vectors import NgramBackend
 from tpdisc.domain.recipes import RecipeGraph
 
 SMALL = PriorSettings(
@@ -120,7 +120,7 @@ def test_every_blas_library_runs_one_thread_even_if_loaded_late() -> None:
 
     script = (
         "from threadpoolctl import threadpool_info\n"
-        "from tpdisc.agents.prior.build import blas_threads\n"
+        "from tpdisc.agents.empowerment.prior.build import blas_threads\n"
         "with blas_threads(1):\n"
         "    from sklearn.decomposition import TruncatedSVD\n"
         "    libs = [(i['filepath'], i['num_threads']) for i in threadpool_info()]\n"

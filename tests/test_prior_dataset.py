@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tpdisc.agents.prior.dataset import make_folds, n_pairs, pair_data, pair_index_table
+from tpdisc.agents.empowerment.prior.dataset import make_folds, n_pairs, pair_data, pair_index_table
 from tpdisc.domain.recipes import RecipeGraph
 
 

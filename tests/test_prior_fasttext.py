@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tpdisc.agents.prior.fasttext import (
+from tpdisc.agents.empowerment.prior.fasttext import (
     MAGIC,
     char_ngrams,
     fnv1a,

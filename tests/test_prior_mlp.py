@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tpdisc.agents.prior.mlp import MLP, Training, bce_with_logits, cosine_loss, fit
+from tpdisc.agents.empowerment.prior.mlp import MLP, Training, bce_with_logits, cosine_loss, fit
 
 
 def numeric_gradient(model: MLP, x: np.ndarray, y: np.ndarray, loss, param: np.ndarray, i: int):

@@ -4,9 +4,9 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
-from tpdisc.agents.prior.dataset import PairData, make_folds
-from tpdisc.agents.prior.mlp import Training
-from tpdisc.agents.prior.models import (
+from tpdisc.agents.empowerment.prior.dataset import PairData, make_folds
+from tpdisc.agents.empowerment.prior.mlp import Training
+from tpdisc.agents.empowerment.prior.models import (
     LinkSettings,
     ResultSettings,
     both_orders,

@@ -6,18 +6,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tpdisc.agents.prior.store as store
-from tpdisc.agents.prior.build import PriorSettings
-from tpdisc.agents.prior.mlp import Training
-from tpdisc.agents.prior.models import LinkSettings, ResultSettings
-from tpdisc.agents.prior.store import (
+import tpdisc.agents.empowerment.prior.store as store
+from tpdisc.agents.empowerment.prior.build import PriorSettings
+from tpdisc.agents.empowerment.prior.mlp import Training
+from tpdisc.agents.empowerment.prior.models import LinkSettings, ResultSettings
+from tpdisc.agents.empowerment.prior.store import (
     PriorCacheError,
     cached_priors,
     ensure_prior,
     load_prior,
     prior_key,
 )
-from tpdisc.agents.prior.vectors import NgramBackend
+from tpdisc.agents.empowerment.prior.vectors import NgramBackend
 from tpdisc.domain.recipes import RecipeGraph
 
 SMALL = PriorSettings(
@@ -141,7 +141,7 @@ def test_the_same_seed_gives_the_same_bytes_and_another_seed_another_prior(
 def test_checksums_are_those_of_the_arrays_bytes_so_earlier_caches_still_load() -> None:
     import hashlib
 
-    from tpdisc.agents.prior.store import _checksum
+    from tpdisc.agents.empowerment.prior.store import _checksum
 
     wide = np.arange(48, dtype=np.uint16).reshape(6, 8)
     for array in (wide, wide[:, ::2], np.linspace(0, 1, 7, dtype=np.float32)):

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tpdisc.agents.prior.vectors import (
+from tpdisc.agents.empowerment.prior.vectors import (
     FastTextBackend,
     MiniLMBackend,
     NgramBackend,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tpdisc.agents.base import AgentParams
+from tpdisc.agents.empowerment.model import EmpowermentModel, PriorChoice
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
 from tpdisc.llm.client import LLMConfig, ModelPrice
@@ -62,7 +63,9 @@ def test_yaml_round_trip(tmp_path) -> None:
         sims=3,
         proposer="llm",
         llm=llm,
-        sim=SimConfig.with_population("empowerment:2,stochastic:3", params=AgentParams(beta=0.1)),
+        sim=SimConfig.with_population(
+            "empowerment:2,stochastic:3", params=AgentParams(empowerment=EmpowermentModel(beta=0.1))
+        ),
         executor=ExecutorConfig("serial"),
     )
     config.save(tmp_path / "c.yaml")
@@ -82,8 +85,10 @@ def test_yaml_errors_are_one_line(tmp_path) -> None:
 
 def test_nested_errors_name_the_setting(tmp_path) -> None:
     path = tmp_path / "c.yaml"
-    path.write_text("sim:\n  params:\n    beta: high\n")
-    with pytest.raises(ConfigError, match=r"c.yaml: sim.params.beta: expected a number"):
+    path.write_text("sim:\n  params:\n    empowerment:\n      beta: high\n")
+    with pytest.raises(
+        ConfigError, match=r"c.yaml: sim.params.empowerment.beta: expected a number"
+    ):
         SearchConfig.load(path)
     path.write_text("sim:\n  variant:\n    name: tiny\n")
     with pytest.raises(ConfigError, match="unknown variant 'tiny'"):
@@ -101,7 +106,9 @@ def test_a_file_of_the_flat_format_is_read_into_the_tree(tmp_path) -> None:
         n_agents=4,
         n_steps=8,
         agent_type="stochastic",
-        params=AgentParams(prior_seed=2),
+        params=AgentParams(
+            empowerment=EmpowermentModel(name="previous", prior=PriorChoice(seed=2))
+        ),
         variant=VariantSpec("3-item"),
     )
     assert config.sandbox.time_limit == 5.0
@@ -113,7 +120,9 @@ def test_resumed_run_may_extend_but_not_change_fitness_settings() -> None:
     assert longer.iterations == 20 and longer.sims == 5
     with pytest.raises(ConfigError, match="sims=5"):
         config.resumed_with({"sims": 6})
-    with pytest.raises(ConfigError, match=r"sim.params.beta=0.5; .* cannot change it to 0.1"):
-        config.resumed_with({"sim": {"params": {"beta": 0.1}}})
+    with pytest.raises(
+        ConfigError, match=r"sim.params.empowerment.beta=0.5; .* cannot change it to 0.1"
+    ):
+        config.resumed_with({"sim": {"params": {"empowerment": {"beta": 0.1}}}})
     elsewhere = config.resumed_with({"executor": ExecutorConfig("serial")})
     assert elsewhere.executor.kind == "serial" and elsewhere.sim == config.sim

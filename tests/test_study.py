@@ -53,11 +53,13 @@ def test_the_paper_preset_has_the_studys_sizes() -> None:
 
 def test_a_users_file_overrides_any_key_of_the_preset(tmp_path: Path) -> None:
     path = tmp_path / "mine.yaml"
-    path.write_text("search:\n  sim:\n    n_steps: 60\n    params: {beta: 0.05}\nruns: 3\n")
+    path.write_text(
+        "search:\n  sim:\n    n_steps: 60\n    params: {empowerment: {beta: 0.05}}\nruns: 3\n"
+    )
     config = load_study_config(path, "smoke")
     smoke = load_study_config(preset="smoke")
     assert config.runs == 3 and config.search.sim.n_steps == 60
-    assert config.search.sim.params.beta == 0.05
+    assert config.search.sim.params.empowerment.beta == 0.05
     assert config.horizon_long == 120  # twice the horizon, unless set
     assert config.search.iterations == smoke.search.iterations  # the rest from the preset
 

@@ -8,13 +8,14 @@ recipe graph only through what their model is allowed to know.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tpdisc.agents.choices import EmpowermentChoices
+from tpdisc.agents.empowerment.model import EmpowermentModel
+from tpdisc.config_tree import decode
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
 if TYPE_CHECKING:  # imported for real only where LLM agents are used: it loads openai
@@ -57,14 +58,38 @@ class AgentParams:
     """Parameters shared by the agent models; each model reads the ones it uses."""
 
     p_social: float = 0.5
-    beta: float = 0.5  # on z-scored values; docs/fidelity.md (the study: 0.05)
-    prior: str = "ngram"  # element-vector backend of the empowerment prior (see prior/vectors)
-    prior_seed: int = 0  # the prior's cross-validation folds and model initialisation
-    empowerment: EmpowermentChoices = field(
-        default_factory=EmpowermentChoices, metadata={"from_text": EmpowermentChoices.parse}
+    # The empowerment agents' own section: temperature, open choices, prior.
+    empowerment: EmpowermentModel = field(
+        default_factory=EmpowermentModel, metadata={"from_text": EmpowermentModel.parse}
     )
     # The chat endpoint of LLM agents.
     llm: LLMAgentConfig | None = field(default=None, metadata={"decode": _read_llm_config})
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "params") -> AgentParams:
+        """The section as written, or as tpdisc wrote it before the empowerment model had a
+        section of its own (``beta``, ``prior``, ``prior_seed`` beside ``p_social``, the
+        choices as text): those files meant the ``previous`` model, and still do."""
+        data = dict(data)
+        legacy = {k: data.pop(k) for k in ("beta", "prior", "prior_seed") if k in data}
+        section = data.get("empowerment")
+        if legacy or isinstance(section, str):
+            model: dict[str, Any] = {"name": "previous"}
+            if isinstance(section, str):
+                model["choices"] = section
+            elif isinstance(section, Mapping):
+                model.update(section)
+            if "beta" in legacy:
+                model["beta"] = legacy["beta"]
+            prior = dict(model.get("prior") or {})
+            if "prior" in legacy:
+                prior["backend"] = legacy["prior"]
+            if "prior_seed" in legacy:
+                prior["seed"] = legacy["prior_seed"]
+            if prior:
+                model["prior"] = prior
+            data["empowerment"] = model
+        return decode(cls, data, where)
 
 
 @dataclass(frozen=True)

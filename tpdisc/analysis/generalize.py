@@ -72,7 +72,8 @@ class Setting:
             )
         params = base.params
         if self.beta_factor is not None:
-            params = replace(params, beta=params.beta * self.beta_factor)
+            model = params.empowerment
+            params = replace(params, empowerment=replace(model, beta=model.beta * self.beta_factor))
         if self.p_social is not None:
             params = replace(params, p_social=self.p_social)
         if self.needs_llm:

@@ -29,7 +29,16 @@ from tpdisc.cli.report import llm_usage, mechanism_table, results_table, write_f
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.domain.data import default_graph
-from tpdisc.domain.variants import VARIANTS, VariantSpec, make_domain
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.domain.variants import (
+    REFERENCE_DEPTH_REACHABLE,
+    REFERENCE_THREE_ITEM_REACHABLE,
+    VARIANTS,
+    VariantSpec,
+    depth_closest_to,
+    make_domain,
+    short_start_sets,
+)
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
@@ -202,6 +211,9 @@ def run(
         f"{sim.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in sim.agents)}), "
         f"{sim.n_steps} steps, {config.sims} sims, variant {domain.name}"
     )
+    if any(kind == "empowerment" for kind, _ in sim.agents):
+        model = sim.params.empowerment
+        title += f"; empowerment model {model.label}, prior seed {model.prior.seed}"
     console.print(results_table(evaluations, title))
     if details:
         console.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
@@ -246,8 +258,9 @@ def variants_cmd(
                 "recipes": len(domain.graph.recipes),
             }
         )
+    notes = variant_notes(graph, rows, max_depth)
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"variants": rows, "notes": notes}, indent=2) + "\n")
         return
     table = Table(title=f"Domain variants ({graph.n_elements} elements in the file)")
     for col in ("variant", "reachable (all starts pooled)", "reachable per start set", "recipes"):
@@ -261,3 +274,26 @@ def variants_cmd(
             str(row["recipes"]),
         )
     console.print(table)
+    for note in notes:
+        console.print(f"note: {note}", highlight=False)
+
+
+def variant_notes(graph: RecipeGraph, rows: list[dict[str, Any]], max_depth: int) -> list[str]:
+    """Where a variant of the open graph departs from the reference's game version."""
+    notes = []
+    depth, count = depth_closest_to(graph)
+    depth_row = next(r for r in rows if r["variant"] == "depth-limited")
+    notes.append(
+        f"depth-limited: depth {max_depth} reaches {depth_row['reachable']} elements here, the "
+        f"reference's depth-3 game {REFERENCE_DEPTH_REACHABLE}; depth {depth} "
+        f"(--max-depth {depth}) reaches {count}, the closest"
+    )
+    lo, hi = REFERENCE_THREE_ITEM_REACHABLE
+    short = short_start_sets(make_domain(graph, VariantSpec("3-item")), graph)
+    if short:
+        sets = "; ".join(f"{' + '.join(names)} reaches {n}" for names, n in short)
+        notes.append(
+            f"3-item: {sets}, far below the reference's {lo}–{hi} per start set: agents "
+            "starting there depend on what others send them"
+        )
+    return notes

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tpdisc.agents.empowerment.model import model_names
 from tpdisc.agents.population import AGENT_TYPES
 from tpdisc.domain.variants import VARIANTS
 from tpdisc.sandbox import UNSAFE_FLAG
@@ -50,9 +51,8 @@ BetaOpt = Annotated[
     typer.Option(
         "--beta",
         min=1e-9,
-        help="Softmax temperature of empowerment agents, on z-scored values (0.5 meets the "
-        "reference's anchors on every prior seed, docs/fidelity.md; the study's 0.05 makes "
-        "the agents near copies of each other).",
+        help="Softmax temperature of empowerment agents (on z-scored values unless the "
+        "model says zscore=no). Default: the --empowerment-model's (docs/fidelity.md).",
     ),
 ]
 PSocialOpt = Annotated[
@@ -85,8 +85,20 @@ ChoicesOpt = Annotated[
     str,
     typer.Option(
         "--empowerment-choices",
-        help="Open modelling choices of empowerment agents, e.g. 'owned=zero,zscore=no' "
-        "(zscore, received, owned, fallback; docs/empowerment.md). Default: the calibrated ones.",
+        help="Open modelling choices of empowerment agents over the --empowerment-model's, "
+        "e.g. 'owned=zero,zscore=no' (zscore, received, received_worth, remember, owns, "
+        "owned, bias, noise, noise_sd, fallback; docs/empowerment.md).",
+    ),
+]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--empowerment-model",
+        help="Named set of the empowerment agents' modelling choices: "
+        f"{', '.join(model_names())} ('calibrated': the default, identified from the "
+        "reference's published protocols; 'paper-literal': the reference's text read "
+        "literally, beta 0.05; 'previous': tpdisc's default before that study; "
+        "docs/fidelity.md). --beta and --empowerment-choices change it further.",
     ),
 ]
 VariantOpt = Annotated[str, typer.Option("--variant", help=f"Domain: {', '.join(VARIANTS)}.")]
@@ -248,11 +260,12 @@ SIM_OPTIONS: tuple[Opt, ...] = (
     _sim("steps", StepsOpt, "n_steps"),
     _sim("agent_type", AgentTypeOpt, "agent_type"),
     _sim("population", PopulationOpt, "population"),
-    _sim("beta", BetaOpt, "params.beta"),
+    _sim("empowerment_model", ModelOpt, "params.empowerment.name"),
+    _sim("beta", BetaOpt, "params.empowerment.beta"),
     _sim("p_social", PSocialOpt, "params.p_social"),
-    _sim("prior", PriorOpt, "params.prior"),
-    _sim("prior_seed", PriorSeedOpt, "params.prior_seed"),
-    _sim("empowerment_choices", ChoicesOpt, "params.empowerment", ""),
+    _sim("prior", PriorOpt, "params.empowerment.prior.backend"),
+    _sim("prior_seed", PriorSeedOpt, "params.empowerment.prior.seed"),
+    _sim("empowerment_choices", ChoicesOpt, "params.empowerment.choices", ""),
     _sim("variant", VariantOpt, "variant.name"),
     _sim("max_depth", MaxDepthOpt, "variant.max_depth"),
     _sim("dropout_seed", DropoutSeedOpt, "variant.dropout_seed"),

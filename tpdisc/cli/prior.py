@@ -46,9 +46,9 @@ def prior_build_cmd(
     ] = False,
 ) -> None:
     """Build the prior of the recipe graph (or find it in the cache) and show its quality."""
-    from tpdisc.agents.prior.build import PriorSettings
-    from tpdisc.agents.prior.report import quality_table
-    from tpdisc.agents.prior.store import ensure_prior, fingerprint
+    from tpdisc.agents.empowerment.prior.build import PriorSettings
+    from tpdisc.agents.empowerment.prior.report import quality_table
+    from tpdisc.agents.empowerment.prior.store import ensure_prior, fingerprint
 
     settings = PriorSettings(seed=seed)
     prior, path = ensure_prior(default_graph(recipes), backend, settings, rebuild=rebuild)
@@ -62,8 +62,8 @@ def prior_show_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the priors in the cache with their held-out quality and build time."""
-    from tpdisc.agents.prior.report import quality_table
-    from tpdisc.agents.prior.store import cached_priors, prior_dir
+    from tpdisc.agents.empowerment.prior.report import quality_table
+    from tpdisc.agents.empowerment.prior.store import cached_priors, prior_dir
 
     rows = cached_priors()
     if as_json:

@@ -45,6 +45,8 @@ class Options:
     def settings(self, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``base`` (default: the ``--config`` file, if any) with the given options applied."""
         data = dict(base) if base is not None else self.file_settings()
+        if "empowerment_model" in self.given:
+            data = _without_model_choices(data)
         for path, value in flatten(self.overrides()).items():
             data = with_value(data, path, value)
         return data
@@ -58,6 +60,19 @@ class Options:
         (``arguments``: top-level settings given as command arguments, which win)."""
         where = str(self.values.get("config_file") or "options")
         return decode(cls, {**self.settings(), **(arguments or {})}, where)
+
+
+def _without_model_choices(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without the empowerment model's settings but its prior: a model named on
+    the command line is that model, not the one a file (say, printed by --print-config)
+    spelled out field by field."""
+    section: Any = data
+    for key in ("sim", "params", "empowerment"):
+        section = section.get(key) if isinstance(section, Mapping) else None
+    if not isinstance(section, Mapping):
+        return dict(data)
+    kept = {k: v for k, v in section.items() if k == "prior"}
+    return with_value(data, "sim.params.empowerment", kept)
 
 
 def with_options(*groups: tuple[Opt, ...], defaults: Any) -> Callable[[F], F]:

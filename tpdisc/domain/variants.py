@@ -11,6 +11,10 @@ from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.errors import ConfigError
 
 VARIANTS: tuple[str, ...] = ("full", "depth-limited", "3-item", "heterogeneous", "dropout")
+# What the reference's game version reached (SPEC §1, §7): its depth-3 game had 86 elements,
+# and each of its 3-item start sets reached 587–684. The open graph differs on both.
+REFERENCE_DEPTH_REACHABLE = 86
+REFERENCE_THREE_ITEM_REACHABLE = (587, 684)
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,33 @@ class Domain:
 
     def reachable_per_start(self) -> list[int]:
         return [len(self.graph.reachable(s)) for s in self.start_sets]
+
+
+def depth_closest_to(
+    graph: RecipeGraph, target: int = REFERENCE_DEPTH_REACHABLE
+) -> tuple[int, int]:
+    """The depth limit whose game reaches the number of elements closest to ``target``
+    (the shallower on a tie), and that number."""
+    depths = graph.depths(graph.base)
+    best: tuple[int, int] | None = None
+    for limit in range(1, max(depths.values()) + 1):
+        keep = [e for e, d in depths.items() if d <= limit]
+        count = len(graph.restricted_to(keep).reachable(graph.base))
+        if best is None or abs(count - target) < abs(best[1] - target):
+            best = (limit, count)
+    assert best is not None
+    return best
+
+
+def short_start_sets(domain: Domain, graph: RecipeGraph) -> list[tuple[list[str], int]]:
+    """Start sets of the 3-item variant reaching far fewer elements than the reference's
+    (under half of its least, 587): their names and reachable counts."""
+    floor = REFERENCE_THREE_ITEM_REACHABLE[0] // 2
+    return [
+        ([graph.names[e] for e in start], count)
+        for start, count in zip(domain.start_sets, domain.reachable_per_start(), strict=True)
+        if count < floor
+    ]
 
 
 def make_domain(graph: RecipeGraph, spec: VariantSpec | None = None) -> Domain:

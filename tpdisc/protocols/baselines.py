@@ -260,10 +260,11 @@ class Multilevel(NetworkSharing):
 class Dynamic:
     """Paired dyads plus a continuous cycle of visits.
 
-    Agents take turns, in a random order fixed at the start, to visit another dyad for
-    ``visit_length`` steps: the visitor learns from both hosts, both hosts also learn from
-    the visitor, and the visitor's own partner learns from no one meanwhile. A learner with
-    several sources draws its memories from their pooled memories.
+    Every ``visit_length`` steps a visitor, drawn uniformly among all agents (as the
+    reference's ``baseline_dynamic.py`` does), visits another dyad drawn at random: the
+    visitor learns from both hosts, both hosts also learn from the visitor, and the
+    visitor's own partner learns from no one meanwhile. A learner with several sources
+    draws its memories from their pooled memories.
     """
 
     def __init__(
@@ -282,11 +283,10 @@ class Dynamic:
         self.p_share = p_share
         self.rng = np.random.default_rng(seed)
         self.partners = [sorted(p) for _, p in sorted(random_dyads(n_agents, self.rng).adj.items())]
-        self.visit_order = [int(i) for i in self.rng.permutation(n_agents)]
         self.visit: tuple[int, list[int]] | None = None
 
-    def _start_visit(self, number: int) -> tuple[int, list[int]]:
-        visitor = self.visit_order[number % self.n_agents]
+    def _start_visit(self) -> tuple[int, list[int]]:
+        visitor = int(self.rng.integers(self.n_agents))
         away = {visitor, *self.partners[visitor]}
         # Disjoint from ``away``: with an odd count, the visitor's partner in the triad is
         # also the partner of a third agent, and must not host its own partner's visit.
@@ -300,7 +300,7 @@ class Dynamic:
     def sources(self, i_step: int) -> list[list[int]]:
         """Who each agent learns from at ``i_step``."""
         if i_step % self.visit_length == 0 or self.visit is None:
-            self.visit = self._start_visit(i_step // self.visit_length)
+            self.visit = self._start_visit()
         visitor, hosts = self.visit
         sources = [list(p) for p in self.partners]
         if hosts:

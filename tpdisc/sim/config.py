@@ -52,8 +52,6 @@ class SimConfig:
             raise ConfigError(f"bottleneck must be at least 1, got {self.bottleneck}")
         if not 0.0 <= self.params.p_social <= 1.0:
             raise ConfigError(f"p_social must lie in [0, 1], got {self.params.p_social}")
-        if self.params.beta <= 0:
-            raise ConfigError(f"beta must be positive, got {self.params.beta}")
         uses_llm = any(kind == "llm" for kind, _ in self.agents)
         if self.params.llm is None and uses_llm:
             raise ConfigError(

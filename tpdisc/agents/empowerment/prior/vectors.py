@@ -97,7 +97,7 @@ class FastTextBackend(VectorBackend):
         }
 
     def vectors(self, names: Sequence[str]) -> np.ndarray:
-        from tpdisc.agents.prior.fasttext import name_vectors
+        from tpdisc.agents.empowerment.prior.fasttext import name_vectors
 
         vectors, missing = name_vectors(self.path, names)
         if missing:

@@ -19,15 +19,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tpdisc.agents.prior.dataset import Fold, PairData, make_folds, pair_data
-from tpdisc.agents.prior.models import (
+from tpdisc.agents.empowerment.prior.dataset import Fold, PairData, make_folds, pair_data
+from tpdisc.agents.empowerment.prior.models import (
     LinkSettings,
     ResultSettings,
     fit_link,
     fit_result,
     result_distributions,
 )
-from tpdisc.agents.prior.vectors import VectorBackend
+from tpdisc.agents.empowerment.prior.vectors import VectorBackend
 from tpdisc.domain.recipes import RecipeGraph
 
 # (what is happening, units done, units in all): one unit per model per fold.
@@ -70,7 +70,7 @@ class PriorSettings:
 @dataclass(frozen=True)
 class Prior:
     """Cross-validated predictions for every unordered pair (numbered as in
-    :func:`~tpdisc.agents.prior.dataset.pair_index_table`).
+    :func:`~tpdisc.agents.empowerment.prior.dataset.pair_index_table`).
 
     - ``p_success[p]``: P(success | pair p), both orders averaged.
     - ``expect[p]``: sum over all elements r of P(r | p) · ``children[r]`` (exact).

@@ -2,8 +2,8 @@
 
 :class:`Rows` holds the pairs of owned elements with the terms their empowerment is made
 of, :class:`LiveOptions` the ones worth something with the sums z-scoring needs; both are
-shared by the numpy reference and the kernels (:mod:`tpdisc.agents.empowerment_kernels`),
-which update them in place. :mod:`tpdisc.agents.empowerment` is what uses them.
+shared by the numpy reference and the kernels (:mod:`tpdisc.agents.empowerment.kernels`),
+which update them in place. :mod:`tpdisc.agents.empowerment.agent` is what uses them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tpdisc.agents import empowerment_kernels as kernels
-from tpdisc.agents.empowerment_kernels import BAND_MIN, NEGLIGIBLE, ZERO
+from tpdisc.agents.empowerment import kernels
+from tpdisc.agents.empowerment.kernels import BAND_MIN, NEGLIGIBLE, ZERO
 
 _NO_EXTRA = np.empty(0)  # softmax_draw_compiled's "no extra options"; never written
 
@@ -234,7 +234,7 @@ def softmax_draw(
 
     The draw is over every option in order, as :func:`softmax_probabilities` weighs
     them; over many options, those more than ``NEGLIGIBLE`` temperatures below the best
-    are left out (see ``NEGLIGIBLE`` in :mod:`tpdisc.agents.empowerment_kernels`).
+    are left out (see ``NEGLIGIBLE`` in :mod:`tpdisc.agents.empowerment.kernels`).
     """
     n, size = count, x.size  # options, and entries (options and -inf ones)
     top = float(x.max()) if count else -math.inf

@@ -4,7 +4,7 @@ An agent values a candidate pair by ``Emp(a, b) = P(success | a, b) · Σ_r P(r 
 EmpItem(r)``, with ``EmpItem(r)`` = 0 if it owns ``r``, else the true number of distinct
 elements ``r`` helps produce in the game being played, times a noise factor ~ N(1, 0.1)
 drawn once per agent and element. It discards pairs of zero empowerment and picks by a
-softmax with temperature beta (see :class:`~tpdisc.agents.choices.EmpowermentChoices` for
+softmax with temperature beta (see :class:`~tpdisc.agents.empowerment.model.EmpowermentModel` for
 the choices the description leaves open).
 
 Cost. P(r | a, b) is a softmax over all n elements, so the sum over r costs O(n) per pair;
@@ -37,18 +37,18 @@ from typing import Any
 
 import numpy as np
 
-from tpdisc.agents import empowerment_kernels as kernels
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
-from tpdisc.agents.choices import EmpowermentChoices
 from tpdisc.agents.compiled import use_kernels
-from tpdisc.agents.empowerment_kernels import (
+from tpdisc.agents.empowerment import kernels
+from tpdisc.agents.empowerment.kernels import (
     FAILURE,
     OWN_SUCCESS,
     UNKNOWN,
     ZERO,
 )
-from tpdisc.agents.empowerment_options import (
+from tpdisc.agents.empowerment.model import EmpowermentModel
+from tpdisc.agents.empowerment.options import (
     LiveOptions,
     Rows,
     Scratch,
@@ -56,10 +56,8 @@ from tpdisc.agents.empowerment_options import (
     softmax_draw,
     softmax_draw_compiled,
 )
-from tpdisc.agents.empowerment_tables import EmpowermentTables, shared_tables
+from tpdisc.agents.empowerment.tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
-
-NOISE_SD = 0.1
 
 
 class EmpowermentAgent(Agent):
@@ -70,9 +68,8 @@ class EmpowermentAgent(Agent):
     def __init__(
         self,
         tables: EmpowermentTables,
-        beta: float = 0.5,
+        model: EmpowermentModel | None = None,
         p_social: float = 0.5,
-        choices: EmpowermentChoices | None = None,
         reference: bool | None = None,
     ) -> None:
         """``reference``: run the numpy reference instead of the compiled kernels (the
@@ -86,9 +83,9 @@ class EmpowermentAgent(Agent):
             tables.top_idx,
             tables.top_p,
         )
-        self.beta = beta
+        self.choices = model or EmpowermentModel()
+        self.beta = self.choices.beta
         self.p_social = p_social
-        self.choices = choices or EmpowermentChoices()
         self.renormalise = self.choices.owned == "renormalise"
         n_pairs = tables.pair_id.size
         # Both start at 0 (UNKNOWN; no row): zeroed memory costs nothing until written,
@@ -112,23 +109,30 @@ class EmpowermentAgent(Agent):
         self._no_social = np.zeros(tables.n * (tables.n + 1) // 2, dtype=bool)
         self.noise: np.ndarray | None = None
         self.fallbacks = 0
+        # received successes known for one step only (remember=step): (pair id, code)
+        self._pending: list[tuple[int, int]] = []
+        # owns=usable, during a decision: what counts as owned when an outcome is valued
+        # (the inventory and this step's social elements), and a store of social pairs
+        # valued that way, laid out anew at each decision
+        self._usable_now: np.ndarray | None = None
+        self._usable_pairs = SocialPairs(tables.n, tables.top_idx.shape[1], tables.top_idx.dtype)
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
         source = ctx.source_graph if ctx.source_graph is not None else ctx.graph
         # prepare() verified the file where the results are reported; a worker that loads it
         # again relies on the archive's own CRC-32s (see load_prior).
+        model = ctx.params.empowerment
         tables = shared_tables(
-            source, ctx.graph, ctx.params.prior, ctx.params.prior_seed, verify=False
+            source, ctx.graph, model.prior.backend, model.prior.seed, verify=False
         )
-        return cls(tables, ctx.params.beta, ctx.params.p_social, ctx.params.empowerment)
+        return cls(tables, model, ctx.params.p_social)
 
     @classmethod
     def prepare(cls, graph: RecipeGraph, source: RecipeGraph | None, params: AgentParams) -> None:
         """Build (with progress) or load the prior before simulations start."""
-        shared_tables(
-            source if source is not None else graph, graph, params.prior, params.prior_seed
-        )
+        prior = params.empowerment.prior
+        shared_tables(source if source is not None else graph, graph, prior.backend, prior.seed)
 
     @classmethod
     def describe_model(
@@ -136,18 +140,28 @@ class EmpowermentAgent(Agent):
     ) -> dict[str, Any]:
         """The prior's fingerprint, for results (after :meth:`prepare`, a memo lookup)."""
         source = source if source is not None else graph
-        tables = shared_tables(source, graph, params.prior, params.prior_seed)
-        return {"prior": tables.fingerprint}
+        model = params.empowerment
+        tables = shared_tables(source, graph, model.prior.backend, model.prior.seed)
+        return {"model": model.name, "beta": model.beta, "prior": tables.fingerprint}
 
     # -- what the agent owns -----------------------------------------------------------------
 
     def _start(self, rng: np.random.Generator) -> None:
         t = self.tables
-        self.noise = 1.0 + NOISE_SD * rng.standard_normal(t.n)
+        sd = self.choices.noise_sd
+        if self.choices.noise == "pair":
+            self.noise = np.ones(t.n)
+            pair_noise = np.maximum(1.0 + sd * rng.standard_normal(t.p_success.size), 0.0)
+            self._prior_tables = (t.p_success * pair_noise, *self._prior_tables[1:])
+        else:
+            self.noise = 1.0 + sd * rng.standard_normal(t.n)
         self.item = t.children_played * self.noise  # EmpItem of an element not owned
+        # what a known received success is worth, by its result
+        w = self.choices.received_worth
+        self.known_item = self.item if w == 1.0 else self.item * w
         self.owned = np.zeros(t.n, dtype=bool)
         self.owned_weight = np.zeros(t.n)  # owned as 0/1 floats: summed with probabilities
-        self._item, self._owned = self.item.data, self.owned.data
+        self._item, self._owned = self.known_item.data, self.owned.data
         # u = EmpItem - children of the prior's graph (ownership subtracted as it comes)
         self.u = self.item - t.children_prior
         self.u_sum = float(self.u.sum())
@@ -218,7 +232,7 @@ class EmpowermentAgent(Agent):
             self.inventory_ids[:m],
             self.tables.pair_id,
             self._prior_tables,
-            (self.u, self.owned_weight, self.item, self.owned, self.known, self.row_of),
+            (self.u, self.owned_weight, self.known_item, self.owned, self.known, self.row_of),
             self.u_sum,
             self.n_owned,
             self.renormalise,
@@ -263,11 +277,13 @@ class EmpowermentAgent(Agent):
         self.row_of[pid] = np.arange(rows.size + 1, rows.size + m + 1, dtype=np.int32)
         rows.size += m
 
-    def _prior_terms(self, pid: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _prior_terms(
+        self, pid: np.ndarray, u: np.ndarray | None = None, owned_weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
         """The (a, b, c, d) terms of pairs ``pid`` (see
-        :class:`~tpdisc.agents.empowerment_options.Rows`), and what builds them."""
+        :class:`~tpdisc.agents.empowerment.options.Rows`), and what builds them."""
         t = self.tables
-        ps = t.p_success.take(pid)
+        ps = self._prior_tables[0].take(pid)
         rho = t.resid.take(pid)
         # take: the same gathers as indexing, several times faster for rows of a 2-D table
         # or with a 2-D index
@@ -275,18 +291,22 @@ class EmpowermentAgent(Agent):
         dtop = t.top_p.take(pid, axis=0).astype(np.float64)
         dtop -= rho[:, None]
         # einsum: the row sums of a product without the product, about twice as fast here
-        a = ps * (t.expect.take(pid) + np.einsum("ij,ij->i", dtop, self.u.take(top)))
+        u = self.u if u is None else u
+        owned_weight = self.owned_weight if owned_weight is None else owned_weight
+        a = ps * (t.expect.take(pid) + np.einsum("ij,ij->i", dtop, u.take(top)))
         b = ps * rho
         if not self.renormalise:  # c and d are read only when renormalising
             return a, b, b, b, ps, top, dtop
-        c = np.einsum("ij,ij->i", dtop, self.owned_weight.take(top))
+        c = np.einsum("ij,ij->i", dtop, owned_weight.take(top))
         return a, b, c, rho, ps, top, dtop
 
-    def _known_values(self, code: np.ndarray) -> np.ndarray:
+    def _known_values(self, code: np.ndarray, owned: np.ndarray | None = None) -> np.ndarray:
         """Value of pairs with a known outcome: a received success is worth EmpItem of its
-        result while the agent lacks it; failures and own successes are worth nothing."""
+        result while the agent lacks it (``owned``: what counts as owned, by default the
+        inventory); failures and own successes are worth nothing."""
+        owned = self.owned if owned is None else owned
         result = np.maximum(code - 1, 0)
-        value: np.ndarray = np.where(code > 0, self.item[result] * ~self.owned[result], 0.0)
+        value: np.ndarray = np.where(code > 0, self.known_item[result] * ~owned[result], 0.0)
         return value
 
     # -- knowledge ---------------------------------------------------------------------------
@@ -313,6 +333,68 @@ class EmpowermentAgent(Agent):
             value = self._item[code - 1] * (not self._owned[code - 1]) if code > 0 else 0.0
             self._freeze(r, code, value)
 
+    def _pair_id(self, a: int, b: int) -> int:
+        n = self.tables.n
+        lo, hi = (a, b) if a <= b else (b, a)
+        return lo * n - lo * (lo - 1) // 2 + hi - lo
+
+    def _know_for_now(self) -> list[tuple[int, int, int, bool, float, float]]:
+        """Learn this step's received successes (remember=step); returns what undoes it."""
+        undo = []
+        known, rows = self._known, self.rows
+        for pid, code in self._pending:
+            if known[pid] != UNKNOWN:
+                continue
+            known[pid] = code
+            r = self._row_of[pid] - 1
+            if r >= 0:
+                undo.append(
+                    (
+                        pid,
+                        r,
+                        int(rows.code[r]),
+                        bool(rows.frozen[r]),
+                        float(rows.a[r]),
+                        float(rows.value[r]),
+                    )
+                )
+                value = float(self.known_item[code - 1]) * (not self.owned[code - 1])
+                self._freeze(r, code, value)
+            else:
+                undo.append((pid, -1, 0, False, 0.0, 0.0))
+        return undo
+
+    def _usable_results_worthless(self, social: Sequence[int]) -> list[tuple[int, float]]:
+        """Lasting candidates known to make a social element are worth 0 this step (the
+        element is usable already); returns what undoes it."""
+        usable = self.owned.copy()
+        usable[np.asarray(social, dtype=np.intp)] = True
+        self._usable_now = usable
+        rows, n = self.rows, self.rows.size
+        code = rows.code[:n]
+        making = (code > 0) & usable.take(np.maximum(code, 1) - 1) & (rows.value[:n] > ZERO)
+        saved = []
+        for r in np.flatnonzero(making).tolist():
+            saved.append((r, float(rows.value[r])))
+            rows.a[r] = rows.value[r] = 0.0
+            self.live.update(r, 0.0)
+        return saved
+
+    def _restore(self, saved: list[tuple[int, float]]) -> None:
+        rows = self.rows
+        for r, value in reversed(saved):
+            rows.a[r] = rows.value[r] = value
+            self.live.update(r, value)
+        self._usable_now = None
+
+    def _forget(self, undo: list[tuple[int, int, int, bool, float, float]]) -> None:
+        rows = self.rows
+        for pid, r, code, frozen, a, value in reversed(undo):
+            self._known[pid] = UNKNOWN
+            if r >= 0:
+                rows.code[r], rows.frozen[r], rows.a[r], rows.value[r] = code, frozen, a, value
+                self.live.update(r, value)
+
     def observe_own(self, a: int, b: int, result: int) -> None:
         # Own attempts are always worth 0 afterwards: a failure, or a result now owned.
         n = self.tables.n
@@ -327,13 +409,20 @@ class EmpowermentAgent(Agent):
     def observe_received(self, memories: Sequence[Memory]) -> None:
         n = self.tables.n
         keep_results = self.choices.received == "item"
+        if self.choices.received == "zero":  # known, worth nothing: as a failure would be
+            memories = [(a, b, FAILED) for a, b, _ in memories]
+        if keep_results and self.choices.remember == "step":
+            self._pending = [(self._pair_id(a, b), r + 1) for a, b, r in memories if r != FAILED]
+            memories = [m for m in memories if m[2] == FAILED]
+            if not memories:
+                return
         if self.compiled:
             rows, live = self.rows, self.live
             live.count, live.total, live.squares, live.dirty = kernels.learn(
                 np.array(memories, dtype=np.int64).reshape(-1, 3),
                 keep_results,
                 self.tables.pair_id,
-                (self.known, self.row_of, self.item, self.owned),
+                (self.known, self.row_of, self.known_item, self.owned),
                 (rows.code, rows.frozen, rows.a, rows.value),
                 (live.position, live.x),
                 live.count,
@@ -361,11 +450,13 @@ class EmpowermentAgent(Agent):
         c: np.ndarray,
         d: np.ndarray,
         out: np.ndarray | None = None,
+        u_sum: float | None = None,
+        n_owned: int | None = None,
     ) -> np.ndarray:
-        values = np.multiply(b, self.u_sum, out=out)
+        values = np.multiply(b, self.u_sum if u_sum is None else u_sum, out=out)
         values += a
         if self.renormalise:
-            den = d * -float(self.n_owned)
+            den = d * -float(self.n_owned if n_owned is None else n_owned)
             den -= c
             den += 1.0
             np.maximum(den, 1e-9, out=den)
@@ -392,6 +483,8 @@ class EmpowermentAgent(Agent):
         often comes back in the steps between two gains, and its pairs with the inventory
         are a late game's largest gather.
         """
+        if self.choices.owns == "usable":
+            return self._social_prior_usable(extra)
         single = int(extra[0]) if extra.size == 1 else None
         cached = self._social_cache.get(single) if single is not None else None
         if cached is not None:
@@ -421,6 +514,38 @@ class EmpowermentAgent(Agent):
             self._social_cache[single] = prior
         return prior
 
+    def _social_prior_usable(self, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_social_prior` valuing outcomes as if the social elements were owned:
+        they are usable this step, so making one of them is worth nothing now."""
+        worth = self.item[extra]
+        u = self.u.copy()
+        u[extra] -= worth
+        owned_weight = self.owned_weight.copy()
+        owned_weight[extra] = 1.0
+        u_sum, n_owned = self.u_sum - float(worth.sum()), self.n_owned + extra.size
+        if self.compiled:
+            store, m = self._usable_pairs, len(self.inventory)
+            store.block[extra] = 0  # no pair kept: this valuation holds for one decision
+            store.used = 0
+            store.reserve(extra.size, m)
+            pid, values, _ = kernels.social_prior(
+                extra,
+                self.inventory_ids[:m],
+                self.tables.pair_id,
+                self._prior_tables,
+                u,
+                owned_weight,
+                u_sum,
+                n_owned,
+                self.renormalise,
+                store.arrays(),
+                0,
+            )
+            return pid, values
+        pid = self._social_pairs(extra)
+        a, b, c, d, *_ = self._prior_terms(pid, u, owned_weight)
+        return pid, self._values(a, b, c, d, u_sum=u_sum, n_owned=n_owned)
+
     def _social_values(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Empowerment of social pairs ``pid`` worth ``prior`` before what the agent knows of
         them, and whether each outcome is known."""
@@ -431,7 +556,7 @@ class EmpowermentAgent(Agent):
             values[known] = 0.0
             success = code > 0
             if success.any():
-                values[success] = self._known_values(code[success])
+                values[success] = self._known_values(code[success], self._usable_now)
         return values, known
 
     def _social_options(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -441,7 +566,13 @@ class EmpowermentAgent(Agent):
             room = self._social_room
             room.reserve(pid.size)
             count = kernels.social_options(
-                pid, prior, self.known, self.item, self.owned, room.positions, room.values
+                pid,
+                prior,
+                self.known,
+                self.known_item,
+                self.owned if self._usable_now is None else self._usable_now,
+                room.positions,
+                room.values,
             )
             return room.first(count)
         values = self._social_values(pid, prior)[0]
@@ -481,6 +612,24 @@ class EmpowermentAgent(Agent):
     # -- choice ------------------------------------------------------------------------------
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        usable_now = self.choices.owns == "usable" and len(social) > 0
+        if not self._pending and not usable_now:
+            return self._choose(state, social, rng)
+        if self.noise is None:
+            self._start(rng)
+        if len(state.inventory) > len(self.inventory):
+            for e in state.inventory[len(self.inventory) :]:
+                self._gain(e)
+        undo = self._know_for_now()
+        self._pending = []
+        zeroed = self._usable_results_worthless(social) if usable_now else []
+        try:
+            return self._choose(state, social, rng)
+        finally:
+            self._restore(zeroed)
+            self._forget(undo)
+
+    def _choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
         """Draw a pair: the social bias of :func:`choose_biased`, then a softmax over the
         options' empowerment.
 
@@ -523,6 +672,8 @@ class EmpowermentAgent(Agent):
         # Some candidate always uses a social item (at least the self-pair of each), so
         # choose_biased always draws here.
         if rng.random() < self.p_social:
+            if self.choices.bias == "unowned":
+                mine = mine[:0]
             near, near_x, near_total = self._near_social(mine)
             if near.size or s_x is not None:
                 index, x = near, near_x
@@ -586,7 +737,7 @@ class EmpowermentAgent(Agent):
         extra: np.ndarray | None,
         rng: np.random.Generator,
     ) -> int:
-        """:func:`~tpdisc.agents.empowerment_options.softmax_draw` with this agent's
+        """:func:`~tpdisc.agents.empowerment.options.softmax_draw` with this agent's
         temperature, on the compiled or the reference path."""
         if self.compiled:
             return softmax_draw_compiled(

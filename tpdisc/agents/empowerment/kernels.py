@@ -404,7 +404,7 @@ def social_prior(
     inventory, the extra elements before it and itself) and their empowerment before what
     the agent knows of them; and how much of the store is used after.
 
-    ``store`` = (block, pid, top, terms) of :class:`~tpdisc.agents.empowerment_options.
+    ``store`` = (block, pid, top, terms) of :class:`~tpdisc.agents.empowerment.options.
     SocialPairs`, with room for a new block of ``2 m + 8`` pairs per extra element past
     ``used``. An element's pairs with the inventory keep their (a, b, c, d) terms there
     from one call to the next, across gains: a gain changes ``u`` and ``owned_weight`` at
@@ -614,7 +614,7 @@ def prepare_draw(
     if extra.size:
         total += pairwise_sum(extra, 0, extra.size)
     scale = beta
-    if zscore:  # tpdisc.agents.empowerment_options.temperature
+    if zscore:  # tpdisc.agents.empowerment.options.temperature
         mean = total / n
         var = squares / n - mean * mean
         if var <= 1e-24 * max(1.0, mean * mean):

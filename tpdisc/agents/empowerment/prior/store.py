@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from tpdisc.agents.prior.build import Prior, PriorSettings, Report, build_prior
-from tpdisc.agents.prior.dataset import n_pairs
-from tpdisc.agents.prior.vectors import VectorBackend, backend_from_spec
+from tpdisc.agents.empowerment.prior.build import Prior, PriorSettings, Report, build_prior
+from tpdisc.agents.empowerment.prior.dataset import n_pairs
+from tpdisc.agents.empowerment.prior.vectors import VectorBackend, backend_from_spec
 from tpdisc.domain.data import cache_dir
 from tpdisc.domain.recipes import RecipeGraph
 

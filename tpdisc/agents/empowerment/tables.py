@@ -4,7 +4,7 @@
 prior reads and never writes: the prior's per-pair summaries (``P(success)``, the exact
 expectation, the top ``k`` results) and the children counts of both graphs.
 :func:`shared_tables` builds them once per process and per (source graph, played graph,
-backend, seed, cache folder); :mod:`tpdisc.agents.empowerment` is what uses them.
+backend, seed, cache folder); :mod:`tpdisc.agents.empowerment.agent` is what uses them.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tpdisc.agents.prior.dataset import pair_index_table
+from tpdisc.agents.empowerment.prior.dataset import pair_index_table
 from tpdisc.domain.recipes import RecipeGraph
 
 if TYPE_CHECKING:
-    from tpdisc.agents.prior.build import Prior
+    from tpdisc.agents.empowerment.prior.build import Prior
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +50,7 @@ class EmpowermentTables:
             raise ValueError(
                 f"prior covers {prior.n_elements} elements, the game has {played.n_elements}"
             )
-        from tpdisc.agents.prior.store import fingerprint
+        from tpdisc.agents.empowerment.prior.store import fingerprint
 
         lo, hi = np.triu_indices(prior.n_elements)
         return cls(
@@ -94,9 +94,10 @@ def shared_tables(
     source: RecipeGraph, played: RecipeGraph, spec: str, seed: int = 0, *, verify: bool = True
 ) -> EmpowermentTables:
     """Tables for agents playing ``played`` with the prior of ``source``, backend ``spec``
-    and seed ``seed`` (``verify``: see :func:`~tpdisc.agents.prior.store.load_prior`)."""
-    from tpdisc.agents.prior.build import PriorSettings
-    from tpdisc.agents.prior.store import ensure_prior
+    and seed ``seed`` (``verify``: see
+    :func:`~tpdisc.agents.empowerment.prior.store.load_prior`)."""
+    from tpdisc.agents.empowerment.prior.build import PriorSettings
+    from tpdisc.agents.empowerment.prior.store import ensure_prior
 
     key = _key(source, played, spec, seed)
     tables = _TABLES.get(key)
@@ -118,7 +119,7 @@ def install_tables(
 def _key(
     source: RecipeGraph, played: RecipeGraph, spec: str, seed: int
 ) -> tuple[int, int, str, int, str]:
-    from tpdisc.agents.prior.store import prior_dir
+    from tpdisc.agents.empowerment.prior.store import prior_dir
 
     # The cache folder is part of the key: a process that switches caches (tests, a user
     # setting TPDISC_CACHE between calls) finds, or builds, the prior in the new one.

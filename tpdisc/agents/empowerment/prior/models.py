@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tpdisc.agents.prior.dataset import Fold, PairData
-from tpdisc.agents.prior.mlp import MLP, Training, bce_with_logits, cosine_loss, fit, sigmoid
+from tpdisc.agents.empowerment.prior.dataset import Fold, PairData
+from tpdisc.agents.empowerment.prior.mlp import (
+    MLP,
+    Training,
+    bce_with_logits,
+    cosine_loss,
+    fit,
+    sigmoid,
+)
 
 EpochReport = Callable[[int, float], None]
 

@@ -4,9 +4,9 @@ See ``docs/prior.md`` for the procedure (after Brändle et al. 2023) and its mea
 quality per element-vector backend.
 """
 
-from tpdisc.agents.prior.build import Prior, PriorSettings, build_prior
-from tpdisc.agents.prior.store import ensure_prior, load_prior, prior_key
-from tpdisc.agents.prior.vectors import backend_from_spec
+from tpdisc.agents.empowerment.prior.build import Prior, PriorSettings, build_prior
+from tpdisc.agents.empowerment.prior.store import ensure_prior, load_prior, prior_key
+from tpdisc.agents.empowerment.prior.vectors import backend_from_spec
 
 __all__ = [
     "Prior",

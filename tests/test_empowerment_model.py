@@ -1,0 +1,83 @@
+"""The empowerment model's parameter section: named models, overrides, old files."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tpdisc.agents.base import AgentParams
+from tpdisc.agents.empowerment.model import (
+    DEFAULT_MODEL,
+    MODELS,
+    EmpowermentModel,
+    PriorChoice,
+    named_model,
+)
+from tpdisc.config_tree import decode, encode
+from tpdisc.errors import ConfigError
+from tpdisc.sim.config import SimConfig
+
+
+def test_named_models_differ_where_they_say() -> None:
+    assert named_model(DEFAULT_MODEL) == EmpowermentModel()
+    literal = named_model("paper-literal")
+    assert (literal.beta, literal.owned, literal.zscore) == (0.05, "zero", True)
+    assert literal.label == "paper-literal (β 0.05)"
+    for name in MODELS:
+        assert named_model(name).name == name
+
+
+def test_a_section_is_its_named_model_then_choices_then_fields() -> None:
+    model = EmpowermentModel.from_dict({"name": "paper-literal"})
+    assert model == named_model("paper-literal")
+    model = EmpowermentModel.from_dict(
+        {"name": "paper-literal", "choices": "beta=0.2,owns=usable", "beta": 0.3}
+    )
+    assert (model.name, model.beta, model.owns, model.owned) == (
+        "paper-literal",
+        0.3,
+        "usable",
+        "zero",
+    )
+    # what --print-config writes reads back to the same model
+    assert EmpowermentModel.from_dict(encode(model)) == model
+
+
+def test_changes_name_what_differs_from_the_named_model() -> None:
+    model = replace(named_model("paper-literal"), beta=0.1, remember="step")
+    assert model.changes() == "beta=0.1,remember=step"
+    assert named_model("paper-literal").with_choices(model.changes()) == model
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"name": "wild"}, "unknown empowerment model 'wild'"),
+        ({"beta": 0.0}, "beta=0.0"),
+        ({"beta": float("nan")}, "beta=nan"),
+        ({"noise": "loud"}, "noise='loud'"),
+        ({"choices": "colour=red"}, "expected name=value"),
+        ({"choices": "noise_sd=much"}, "expected a number"),
+        ({"prior": {"seed": -1}}, "prior seed"),
+        ({"volume": 3}, "unknown setting volume"),
+    ],
+)
+def test_mistakes_are_one_line_errors(data: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        EmpowermentModel.from_dict(data, "exp.yaml: sim.params.empowerment")
+    assert "\n" not in str(err.value)
+
+
+def test_files_written_before_the_section_mean_the_previous_model() -> None:
+    old = {"p_social": 0.9, "beta": 0.1, "prior": "ngram", "prior_seed": 2}
+    params = AgentParams.from_dict({**old, "empowerment": "owned=zero"})
+    model = params.empowerment
+    assert (model.name, model.beta, model.owned) == ("previous", 0.1, "zero")
+    assert model.prior == PriorChoice("ngram", 2) and params.p_social == 0.9
+    # as part of a bigger tree too
+    sim = decode(SimConfig, {"agent_type": "empowerment", "params": old})
+    assert sim.params.empowerment.prior.seed == 2
+    # today's form is read as written
+    now = AgentParams.from_dict({"empowerment": {"name": "paper-literal"}})
+    assert now.empowerment == named_model("paper-literal")
