@@ -365,3 +365,19 @@ def test_no_standard_baseline_no_significance_column(recipes: Path, tmp_path: Pa
     result = evaluate("ring", "caveman", *FAST, "--recipes", recipes, "--json", out)
     assert result.exit_code == 0, result.output
     assert "versus_reference" not in json.loads(out.read_text()) and "Δ vs" not in result.stdout
+
+
+def test_results_keep_every_simulations_curve_and_mechanism(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = evaluate(
+        "paired", "asocial", *FAST, "--sims", "3", "--recipes", recipes, "--json", out
+    )
+    assert result.exit_code == 0, result.output
+    for r in json.loads(out.read_text())["results"]:
+        assert len(r["curves"]) == 3 and all(len(c) == 6 for c in r["curves"])
+        assert [c[-1] for c in r["curves"]] == r["final"]
+        assert np.mean(r["curves"], axis=0).tolist() == pytest.approx(r["curve_mean"])
+        runs = r["mechanism_per_simulation"]
+        assert len(runs) == 3 and all(set(m) == {"stochastic"} for m in runs)
+        gains = [m["stochastic"]["inventory_gain"] for m in runs]
+        assert r["mechanism"]["stochastic"]["inventory_gain"] == pytest.approx(np.mean(gains))
