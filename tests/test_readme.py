@@ -56,3 +56,46 @@ def test_long_tables_of_results_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     # 2 protocols × 3 seeds × 6 points; one agent type: 2 × 3 rows
     assert done.stdout.split()[:2] == ["36", "6"]
+
+
+API_EXAMPLE = "evaluate_config(config)"
+
+
+def test_python_example_runs_as_a_script(tmp_path: Path) -> None:
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    code = python_block(API_EXAMPLE).replace("sims=10", "sims=2")  # the same, shorter
+    script = tmp_path / "example.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=ROOT,  # where the README says to run it: its paths are the repository's
+        env={**os.environ, "TPDISC_RECIPES": str(recipes)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()] == [
+        "asocial",
+        "paired",
+        "rarity_first",
+    ]
+    assert "guard" not in done.stderr  # it has one: the workers ran it
+
+
+def test_a_script_without_the_guard_is_told_in_one_line_and_still_runs(tmp_path: Path) -> None:
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    code = (
+        "from tpdisc import EvaluationConfig, SimConfig, evaluate_config\n"
+        "config = EvaluationConfig(protocols=('asocial', 'paired'), sims=3,\n"
+        "    sim=SimConfig(n_agents=3, n_steps=5, agent_type='stochastic'))\n"
+        "for evaluation in evaluate_config(config):\n"
+        "    print(evaluation.protocol, evaluation.final)\n"
+    )
+    done = run_script(code, tmp_path, TPDISC_RECIPES=str(recipes))
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "example.py has no 'if __name__" in lines[0], done.stderr
