@@ -120,6 +120,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as err:
         reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
+        if isinstance(err, FileNotFoundError):
+            reason += f"; looked for {path.absolute()}"
         raise ConfigError(f"{path}: cannot read the config ({reason})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings")
