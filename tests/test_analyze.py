@@ -287,3 +287,54 @@ def test_commands_on_a_generation_only_run(tmp_path) -> None:
 
     missing = runner.invoke(app, ["analyze", "volume", str(tmp_path / "nowhere"), *common])
     assert missing.exit_code == 1 and "not a run directory" in missing.stderr
+
+
+def test_features_and_volume_take_protocol_files_and_baselines(tmp_path) -> None:
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    protocol = tmp_path / "my_protocol.py"
+    protocol.write_text(CODE.replace("K", "2"))
+    common = ["--recipes", str(recipes), "--executor", "serial", "--agent-type", "stochastic"]
+    common += ["--agents", "3", "--steps", "6"]
+
+    out = tmp_path / "f.json"
+    args = ["analyze", "features", str(protocol), "asocial", "--sims", "2", "--json", str(out)]
+    result = runner.invoke(app, [*args, *common])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["n_protocols"] == 2
+    assert [p["name"] for p in data["protocols"]] == ["my_protocol", "asocial"]
+    for p in data["protocols"]:
+        # no archive: fitness from the original simulations, at most every element of the toy
+        assert p["run"] == "given protocols" and 4 <= p["fitness"] <= 16
+        assert set(p["original"]) == set(p["ablated"]) and len(p["original"]) == 23
+    assert "Feature values per protocol" in result.stdout and "my_protocol" in result.stdout
+
+    out = tmp_path / "v.json"
+    args = ["analyze", "volume", str(protocol), "paired", "asocial", "--json", str(out)]
+    result = runner.invoke(app, [*args, "--sims", "3", *common])
+    assert result.exit_code == 0, result.output
+    points = json.loads(out.read_text())["points"]
+    assert [(p["name"], p["sims"], p["archive_fitness"]) for p in points] == [
+        ("my_protocol", 3, None),
+        ("paired", 3, None),
+        ("asocial", 3, None),
+    ]
+    assert next(p for p in points if p["name"] == "asocial")["novel_per_agent"] == 0
+
+    nowhere = runner.invoke(app, ["analyze", "volume", "nosuchthing", *common])
+    assert nowhere.exit_code == 1 and "nor a baseline name (looked for" in nowhere.stderr
+
+
+def test_simulation_options_reach_given_protocols_and_override_a_run(tmp_path, toy_graph) -> None:
+    from tpdisc.analysis.simulate import given_protocols
+    from tpdisc.sim.config import EvaluationConfig
+
+    sim = SimConfig(n_agents=4, n_steps=3, agent_type="stochastic")
+    config = EvaluationConfig(protocols=("paired", "asocial"), sims=2, seed=7, sim=sim)
+    given = given_protocols(config, toy_graph, tmp_path)
+    assert given.sim == sim and [p.seeds for p in given.protocols] == [(7, 8), (7, 8)]
+    run = load_run(
+        make_run(tmp_path / "run"), graph=toy_graph, sim_overrides={"n_steps": 4, "n_agents": 5}
+    )
+    assert (run.sim.n_steps, run.sim.n_agents, run.sim.agent_type) == (4, 5, "stochastic")

@@ -241,3 +241,23 @@ def test_ranking_and_statistics_read_an_index_not_the_rows(tmp_path) -> None:
         for sql in statements:
             plan = " ".join(r[3] for r in archive.db.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "COVERING INDEX" in plan, (sql, plan)
+
+
+def test_rescores_are_kept_and_an_older_archive_is_tolerated_then_migrated(tmp_path) -> None:
+    from tpdisc.search.archive import Rescore
+
+    path = tmp_path / "a.sqlite"
+    with Archive(path) as archive:
+        pid = archive.add_seed(row("a", 0, mode="seed", code="c", fitness_mean=5.0))
+        archive.db.execute("DROP TABLE rescores")  # as archives written before it
+    with Archive(path, readonly=True) as reader:
+        assert reader.rescores() == {}  # read-only: no table, and no error
+    with Archive(path) as archive:  # opened for writing: the table is added
+        archive.add_rescore(Rescore(pid, [3, 4], [4.0, 6.0], 5.0, 1.0, "2026-01-01T00:00:00"))
+        archive.add_rescore(Rescore(pid, [5, 6], [1.0, 3.0], 2.0, 1.0, "2026-01-02T00:00:00"))
+        # the same seeds again replace the earlier scores there
+        archive.add_rescore(Rescore(pid, [3, 4], [4.0, 4.0], 4.0, 0.0, "2026-01-03T00:00:00"))
+    with Archive(path, readonly=True) as reader:
+        latest = reader.rescores()[pid]
+    assert (latest.seeds, latest.mean, latest.fitness_values) == ([3, 4], 4.0, [4.0, 4.0])
+    assert latest.to_json()["sem"] == 0.0

@@ -52,7 +52,7 @@ def test_evaluate_json_shape(recipes: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "paired" in result.stdout and "asocial" in result.stdout
     payload = json.loads(out.read_text())
-    assert set(payload) == {"run", "config", "evaluation", "results"}
+    assert set(payload) == {"run", "config", "evaluation", "results", "versus_reference"}
     run = payload["run"]
     assert run["tpdisc_version"] and run["started"] <= run["finished"]
     assert payload["evaluation"]["protocols"] == ["paired", "asocial"]
@@ -336,3 +336,55 @@ def test_compare_keeps_the_earlier_results(recipes: Path, tmp_path: Path) -> Non
 def test_one_agent_and_a_sharing_protocol_is_said(recipes: Path) -> None:
     result = evaluate("paired", *FAST, "--agents", "1", "--recipes", recipes)
     assert result.exit_code == 0 and "with 1 agent no one shares: paired" in result.stderr
+
+
+def test_table_tests_each_protocol_against_the_best_standard_baseline(
+    recipes: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.json"
+    args = ["stochastic", "asocial", "ring", *FAST, "--sims", "4", "--steps", "12"]
+    result = evaluate(*args, "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text())
+    means = {r["protocol"]: r["mean"] for r in payload["results"]}
+    best = max(("stochastic", "asocial"), key=means.__getitem__)  # ring is not standard
+    versus = payload["versus_reference"]
+    assert versus["reference"] == best and set(versus["protocols"]) == set(means) - {best}
+    assert f"Δ vs {best}" in result.stdout and "reference" in result.stdout
+    for name, row in versus["protocols"].items():
+        assert row["difference"] == pytest.approx(means[name] - means[best])
+        assert f"{row['difference']:+.2f}" in result.stdout
+
+
+def test_reference_option_picks_the_protocol_to_beat(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    args = ["stochastic", "asocial", *FAST, "--sims", "3", "--reference", "asocial"]
+    result = evaluate(*args, "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["versus_reference"]["reference"] == "asocial"
+    assert "Δ vs asocial" in result.stdout
+    bad = evaluate("asocial", "paired", *FAST, "--recipes", recipes, "--reference", "ring")
+    one_line_error(bad, "--reference 'ring'", "asocial, paired")
+
+
+def test_no_standard_baseline_no_significance_column(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = evaluate("ring", "caveman", *FAST, "--recipes", recipes, "--json", out)
+    assert result.exit_code == 0, result.output
+    assert "versus_reference" not in json.loads(out.read_text()) and "Δ vs" not in result.stdout
+
+
+def test_results_keep_every_simulations_curve_and_mechanism(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = evaluate(
+        "paired", "asocial", *FAST, "--sims", "3", "--recipes", recipes, "--json", out
+    )
+    assert result.exit_code == 0, result.output
+    for r in json.loads(out.read_text())["results"]:
+        assert len(r["curves"]) == 3 and all(len(c) == 6 for c in r["curves"])
+        assert [c[-1] for c in r["curves"]] == r["final"]
+        assert np.mean(r["curves"], axis=0).tolist() == pytest.approx(r["curve_mean"])
+        runs = r["mechanism_per_simulation"]
+        assert len(runs) == 3 and all(set(m) == {"stochastic"} for m in runs)
+        gains = [m["stochastic"]["inventory_gain"] for m in runs]
+        assert r["mechanism"]["stochastic"]["inventory_gain"] == pytest.approx(np.mean(gains))

@@ -225,3 +225,42 @@ def test_llm_run_killed_with_sigkill_resumes_without_loss_or_duplicates(tmp_path
             )
             assert totals.prompt_tokens > 0 and totals.completion_tokens > 0
         assert len(a.candidates(valid_only=True)) == len(b.candidates(valid_only=True))
+
+
+def test_rescore_on_fresh_seeds(tmp_path, recipes) -> None:
+    run_dir = tmp_path / "run"
+    result = evolve(run_dir, recipes, "--iterations", "3", "--no-rescore")
+    assert result.exit_code == 0, result.output
+    assert "fresh seeds" not in result.output  # told not to
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        assert archive.rescores() == {}
+        top = [c.id for c in archive.summaries(valid_only=True, order="fitness", limit=2)]
+    args = ["archive", str(run_dir), "--recipes", str(recipes), "--executor", "serial"]
+    done = runner.invoke(app, [*args, "--rescore", "2", "--json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)  # the verdict goes to stderr, so stdout stays JSON
+    rescored = {p["id"]: p["rescored"] for p in data["protocols"] if p["rescored"]}
+    assert sorted(rescored) == sorted(top)
+    for scores in rescored.values():
+        assert scores["seeds"] == [2, 3]  # the search scored on 0..1: the next block
+        assert scores["mean"] == pytest.approx(sum(scores["fitness_values"]) / 2)
+        assert scores["sem"] >= 0
+    assert "on fresh seeds 2..3" in done.stderr
+    table = runner.invoke(app, ["archive", str(run_dir)])
+    assert "fresh seeds" in table.output and "never used" in table.output
+    # seeds the search used are refused, in one line
+    used = runner.invoke(app, [*args, "--rescore", "1", "--rescore-seed", "1"])
+    assert used.exit_code == 1 and "seeds 1..2 are not fresh" in used.stderr
+    alone = runner.invoke(app, [*args, "--rescore-seed", "7"])
+    assert alone.exit_code == 1 and "--rescore-seed only applies with --rescore" in alone.stderr
+
+
+def test_evolve_rescores_its_best_and_says_which_is_best_there(tmp_path, recipes) -> None:
+    run_dir = tmp_path / "run"
+    result = evolve(run_dir, recipes, "--iterations", "2")
+    assert result.exit_code == 0, result.output
+    assert "on fresh seeds 2..3" in result.output and "fresh seeds" in result.output
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        assert len(archive.rescores()) == 3
+    assert "$0.0000" not in result.output + result.stderr  # offline: nothing spent, none said
+    assert "LLM calls" not in result.output

@@ -99,7 +99,38 @@ def test_the_examples_load() -> None:
         args = [command, "--config", ROOT / "examples" / name, "--print-config"]
         data = printed(*args, *(["--run-dir", "/nonexistent/run"] if command == "evolve" else []))
         assert data["sim"]["params"]["empowerment"]["beta"] == 0.5
+        for protocol in data.get("protocols", []):  # files beside the example, found from here
+            assert protocol in ("asocial", "stochastic", "graph") or Path(protocol).is_file()
     assert not Path("/nonexistent/run").exists()
+
+
+def test_protocol_paths_in_a_file_are_relative_to_its_folder(recipes, tmp_path) -> None:
+    folder = tmp_path / "study" / "configs"
+    (folder / "mine").mkdir(parents=True)
+    (folder / "mine" / "p.py").write_text((ROOT / "examples/protocols/rarity_first.py").read_text())
+    config = folder / "exp.yaml"
+    config.write_text("protocols: [asocial, mine/p.py]\nsims: 2\nsim: {n_agents: 3, n_steps: 4}\n")
+    data = printed("evaluate", "--config", config, "--print-config")
+    assert data["protocols"] == ["asocial", str(folder / "mine" / "p.py")]
+    out = tmp_path / "out.json"
+    args = ["evaluate", "--config", str(config), "--recipes", str(recipes), "--json", str(out)]
+    result = runner.invoke(app, [*args, "--agent-type", "stochastic", "--executor", "serial"])
+    assert result.exit_code == 0, result.output
+    assert [r["protocol"] for r in json.loads(out.read_text())["results"]] == ["asocial", "p"]
+    from tpdisc import load_config
+
+    assert load_config(EvaluationConfig, config).protocols[1] == str(folder / "mine" / "p.py")
+
+
+def test_a_missing_protocol_file_says_where_it_looked(recipes, tmp_path) -> None:
+    config = tmp_path / "sub" / "exp.yaml"
+    config.parent.mkdir()
+    config.write_text("protocols: [gone.py]\n")
+    result = runner.invoke(app, ["evaluate", "--config", str(config), "--recipes", str(recipes)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"no such protocol file (looked for {tmp_path / 'sub' / 'gone.py'})" in result.stderr
+    missing = runner.invoke(app, ["evaluate", "--config", str(tmp_path / "nope.yaml")])
+    assert f"looked for {tmp_path / 'nope.yaml'}" in missing.stderr
 
 
 def test_evolve_takes_every_simulation_option_and_keeps_it(recipes, tmp_path) -> None:

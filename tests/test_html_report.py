@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tpdisc.cli import app
+from tpdisc.report.site import page_name
 from tpdisc.search.archive import Archive, Candidate
 
 runner = CliRunner()
@@ -90,7 +91,7 @@ def test_every_internal_link_resolves(report: Path) -> None:
 
 def test_every_protocol_has_a_page_linked_from_the_index(run_dir: Path, report: Path) -> None:
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
-        ids = [c.id for c in archive.summaries()]
+        rows = archive.summaries()
     index = Page(report / "index.html")
     assert "best_fitness.png" in index.links and (report / "best_fitness.png").stat().st_size
     assert index.scripts == 1 and "protocols" in index.classes  # the sortable table
@@ -98,18 +99,23 @@ def test_every_protocol_has_a_page_linked_from_the_index(run_dir: Path, report: 
     keys = re.findall(r'data-sort="([^"]*)"', (report / "index.html").read_text())
     assert keys and all(re.fullmatch(r"-?(\d+(\.\d+)?(e-?\d+)?|Infinity)", k) for k in keys)
     assert "-Infinity" in keys  # the hostile protocol has no fitness
-    for protocol_id in ids:
-        assert (report / "protocols" / f"{protocol_id}.html").is_file()
-        assert f"protocols/{protocol_id}.html" in index.links
+    for c in rows:
+        # named as the command line names them; the hostile name is no file name
+        page = f"{c.id}.html" if c.name == EVIL else f"{c.name}.html"
+        assert page_name(c.name, c.id) == page
+        assert (report / "protocols" / page).is_file()
+        assert f"protocols/{page}" in index.links
+    assert (report / "protocols" / "i0002.html").is_file()
 
 
 def test_lineage_links_up_the_parent_chain_and_diff(run_dir: Path, report: Path) -> None:
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
         last = archive.candidates()[-1]
+        names = {c.id: c.name for c in archive.summaries()}
     assert last.id is not None and len(last.lineage) == 2
     page = Page(report / "protocols" / f"{last.id}.html")
     for ancestor in last.lineage:
-        assert f"{ancestor}.html" in page.links
+        assert f"{names[ancestor]}.html" in page.links
     assert "../index.html" in page.links
     text = "".join(page.text)
     assert "Changes from the parent" in text and f"parent {last.parent_id}" in text
@@ -117,10 +123,10 @@ def test_lineage_links_up_the_parent_chain_and_diff(run_dir: Path, report: Path)
 
 
 def test_code_is_highlighted(report: Path) -> None:
-    page = Page(report / "protocols" / "1.html")
+    page = Page(report / "protocols" / "asocial.html")
     assert {"hl", "k", "nc"} <= page.classes  # pygments: keywords, class names
     assert "class" in "".join(page.text) and "TransmissionProtocol" in "".join(page.text)
-    assert ".hl .k" in (report / "protocols" / "1.html").read_text()  # its CSS is inline
+    assert ".hl .k" in (report / "protocols" / "asocial.html").read_text()  # its CSS is inline
 
 
 def test_archive_text_is_escaped(run_dir: Path, report: Path) -> None:
@@ -140,7 +146,7 @@ def test_out_option_and_a_directory_that_is_no_run(run_dir: Path, tmp_path: Path
     out = tmp_path / "elsewhere"
     result = runner.invoke(app, ["report", str(run_dir), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert (out / "index.html").is_file() and (out / "protocols" / "1.html").is_file()
+    assert (out / "index.html").is_file() and (out / "protocols" / "asocial.html").is_file()
 
     missing = runner.invoke(app, ["report", str(tmp_path)])
     assert missing.exit_code == 1
@@ -151,3 +157,19 @@ def test_out_option_and_a_directory_that_is_no_run(run_dir: Path, tmp_path: Path
 def test_help_names_the_option() -> None:
     result = runner.invoke(app, ["report", "--help"])
     assert result.exit_code == 0 and "--out" in result.output and "RUN_DIR/report" in result.output
+
+
+def test_report_shows_the_scores_on_fresh_seeds(run_dir: Path, tmp_path: Path) -> None:
+    from tpdisc.search.archive import Rescore
+
+    with Archive(run_dir / Archive.FILE_NAME) as archive:
+        best = archive.summaries(valid_only=True, order="fitness", limit=1)[0]
+        archive.add_rescore(Rescore(best.id, [2, 3], [5.0, 7.0], 6.0, 1.0))
+    out = tmp_path / "fresh"
+    assert runner.invoke(app, ["report", str(run_dir), "--out", str(out)]).exit_code == 0
+    index = "".join(Page(out / "index.html").text)
+    assert "fresh seeds" in index and "6.00 ± 1.00" in index and "best on fresh seeds" in index
+    page = "".join(Page(out / "protocols" / page_name(best.name, best.id)).text)
+    assert "6.00 ± 1.00 over seeds 2..3, which the search never used" in page
+    with Archive(run_dir / Archive.FILE_NAME) as archive:  # the module's report stays as it was
+        archive.db.execute("DELETE FROM rescores")

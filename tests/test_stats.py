@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from tpdisc.analysis.stats import pairwise, stars, welch_greater
+from tpdisc.analysis.stats import pairwise, stars, versus_reference, welch_greater
 
 
 @pytest.mark.parametrize(
@@ -65,3 +65,18 @@ def test_pairwise_with_single_simulations_has_no_p_values() -> None:
     result = pairwise(["a", "b"], [[5.0], [3.0]])
     assert np.isnan(result.p).all() and np.isnan(result.p_adjusted).all()
     assert result.difference[0, 1] == 2.0
+
+
+def test_versus_reference_reads_the_adjusted_column_of_the_matrix() -> None:
+    rng = np.random.default_rng(2)
+    samples = [rng.normal(m, 2, 15).tolist() for m in (70, 60, 61)]
+    matrix = pairwise(["new", "paired", "asocial"], samples)
+    against = versus_reference(matrix, "paired")
+    assert against.reference == "paired" and set(against.difference) == {"new", "asocial"}
+    assert against.difference["new"] == pytest.approx(np.mean(samples[0]) - np.mean(samples[1]))
+    assert against.p["new"] == pytest.approx(welch_greater(samples[0], samples[1]))
+    # the same adjustment as pairwise.json: over all six ordered pairs, not these two
+    assert against.p_adjusted["new"] == matrix.p_adjusted[0, 1]
+    assert against.p_adjusted["new"] > against.p["new"]
+    data = json.loads(json.dumps(against.to_json()))
+    assert data["protocols"]["new"]["stars"] == "***" and data["reference"] == "paired"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_study import keep_only, tiny_study
+from tpdisc.report.site import page_name
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.markup import num, pval, starred
@@ -67,14 +68,15 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> StudyDir:
     """The tiny study, with a hostile protocol in a run's archive and as a run's best."""
     folder = tiny_study(tmp_path_factory.mktemp("report"))
     with Archive(folder.root / "runs" / "evolve-1" / Archive.FILE_NAME) as archive:
-        archive.add_seed(
+        hostile = archive.add_seed(
             Candidate(name=EVIL, iteration=4, attempt=1, mode="repair", status="invalid",
                       proposer="offline", code="# </pre><script>alert(1)</script>\n",
                       error=f"SyntaxError: {EVIL}", description=EVIL)
         )  # fmt: skip
     search = folder.read_result("search")
     assert search is not None
-    search["runs"][0]["best"]["name"] = EVIL
+    # pages are named by protocol name (by id for a name that makes no file name)
+    search["runs"][0]["best"].update(name=EVIL, id=hostile)
     folder.write_result("search", search)
     generalization = folder.read_result("generalization")
     assert generalization is not None
@@ -147,7 +149,8 @@ def test_each_run_has_a_browser_linked_both_ways(study: StudyDir, report: Path) 
     for run in search["runs"]:
         browser = report.parent / "runs" / run["label"] / "index.html"
         assert f"runs/{run['label']}/index.html" in index.links
-        assert f"runs/{run['label']}/protocols/{run['best']['id']}.html" in index.links
+        page = page_name(run["best"]["name"], run["best"]["id"])
+        assert f"runs/{run['label']}/protocols/{page}" in index.links
         assert "../../index.html" in Page(browser).links
 
 

@@ -4,7 +4,7 @@ Every setting of tpdisc lives in a frozen dataclass; nested dataclasses make one
 (:class:`~tpdisc.search.config.SearchConfig` holds a :class:`~tpdisc.sim.config.SimConfig`,
 which holds :class:`~tpdisc.agents.base.AgentParams`, …). :func:`decode` reads a mapping
 into such a tree, checking every key and type so that a mistake in a file is one line
-naming it (``exp.yaml: sim.params.beta: expected a number, got 'high'``); :func:`encode`
+naming it (``exp.yaml: sim.n_steps: expected a whole number, got 'long'``); :func:`encode`
 writes the tree back, so that what ``--print-config`` prints can be fed back.
 
 A class with its own file form (the LLM client's prices, say) defines ``to_dict()`` and a
@@ -88,7 +88,7 @@ def encode_fields(obj: Any) -> dict[str, Any]:
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"sim": {"params": {"beta": 0.5}}}`` as ``{"sim.params.beta": 0.5}``."""
+    """``{"sim": {"params": {"p_social": 0.5}}}`` as ``{"sim.params.p_social": 0.5}``."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
         path = f"{prefix}{key}"
@@ -120,6 +120,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as err:
         reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
+        if isinstance(err, FileNotFoundError):
+            reason += f"; looked for {path.absolute()}"
         raise ConfigError(f"{path}: cannot read the config ({reason})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings")

@@ -8,13 +8,15 @@ between (original − ablated) and fitness, its p-value, Benjamini–Hochberg q 
 features (statsmodels), stars (** q < 0.01, *** q < 0.001), Cohen's d between the original
 and the ablated values (pooled standard deviation), and ρ(feature, fitness) in each
 condition. Fitness is the archive's: mean final coverage over the protocol's evaluation
-seeds, the seeds the features pool over.
+seeds, the seeds the features pool over; for protocol files and baselines, which have no
+archive, the mean final coverage of the original simulations the features come from.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from statsmodels.stats.multitest import multipletests
 from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_result, pool
 from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
+from tpdisc.analysis.store import ORIGINAL, AnalysisStore
 from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult
 
@@ -79,15 +82,37 @@ class FeatureRow:
 
 
 @dataclass(frozen=True)
+class ProtocolFeatures:
+    """One protocol's features, pooled over its seeds, in each condition."""
+
+    run: str
+    id: int
+    name: str
+    fitness: float
+    values: Mapping[str, Mapping[str, float | None]]  # condition -> feature -> value
+
+
+@dataclass(frozen=True)
 class FeatureStudy:
     n_protocols: int
     rows: tuple[FeatureRow, ...]
     failed: dict[str, str]
+    protocols: tuple[ProtocolFeatures, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         return {
             "n_protocols": self.n_protocols,
             "features": [{**vars(row), "stars": row.stars} for row in self.rows],
+            "protocols": [
+                {
+                    "run": p.run,
+                    "id": p.id,
+                    "name": p.name,
+                    "fitness": p.fitness,
+                    **{condition: dict(p.values.get(condition, {})) for condition in CONDITIONS},
+                }
+                for p in self.protocols
+            ],
             "failed": self.failed,
         }
 
@@ -178,6 +203,7 @@ def feature_study(
     )
     values: dict[tuple[str, int], dict[str, dict[str, float | None]]] = {}
     fitness: dict[tuple[str, int], float] = {}
+    found: list[ProtocolFeatures] = []
     for run in runs:
         with run.store() as store:
             key = store.register(run.settings)
@@ -185,10 +211,25 @@ def feature_study(
                 seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
                 stored = store.features(key, [protocol.id], seeds).get(protocol.id)
                 if stored is not None:
+                    score = protocol.fitness
+                    if math.isnan(score):  # no archive: the simulations' own
+                        score = _simulated_fitness(store, key, protocol.id, seeds)
                     values[(protocol.run, protocol.id)] = stored
-                    fitness[(protocol.run, protocol.id)] = protocol.fitness
+                    fitness[(protocol.run, protocol.id)] = score
+                    found.append(
+                        ProtocolFeatures(protocol.run, protocol.id, protocol.name, score, stored)
+                    )
     failed = {f"{run} #{pid}": error for (run, pid), error in errors.items()}
-    return FeatureStudy(len(values), feature_table(values, fitness), failed)
+    return FeatureStudy(len(values), feature_table(values, fitness), failed, tuple(found))
+
+
+def _simulated_fitness(
+    store: AnalysisStore, key: str, protocol_id: int, seeds: Sequence[int]
+) -> float:
+    """Mean final coverage of a protocol's stored original simulations on ``seeds``."""
+    stored = store.summaries(ORIGINAL, key, [protocol_id]).get(protocol_id, {})
+    finals = [stored[s].final for s in seeds if s in stored]
+    return float(np.mean(finals)) if finals else float("nan")
 
 
 def missing_features(

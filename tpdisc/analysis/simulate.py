@@ -1,7 +1,9 @@
 """Re-simulating a run's protocols for analyses, with every result stored as it comes.
 
 A run directory gives its protocols (the archive), the simulation they were scored on
-(``config.yaml``'s ``sim``) and how to run their code (sandboxed, as the search did).
+(``config.yaml``'s ``sim``) and how to run their code (sandboxed, as the search did);
+:func:`given_protocols` makes a run of protocol files and baseline names instead, scored on
+an evaluation's simulation and seeds, with its store in a folder of the caller's.
 :func:`plan` says which simulations an analysis still lacks, given what the run's
 :class:`~tpdisc.analysis.store.AnalysisStore` holds; :func:`execute` runs all of them,
 for every run at once, in one batch on an executor, and stores each protocol's results in
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore, SimSummary
+from tpdisc.config_tree import flatten, with_value
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
@@ -24,11 +27,12 @@ from tpdisc.errors import ConfigError, ProtocolError
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
-from tpdisc.sandbox import SandboxedSource
+from tpdisc.protocols.resolve import unique_names
+from tpdisc.sandbox import SandboxedSource, load_protocols
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
-from tpdisc.sim.config import SimConfig
+from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import AblatedTask, SimTask, evaluate_ablated, prepare_simulation
 from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult
@@ -38,11 +42,13 @@ from tpdisc.sim.game import SimResult
 class Protocol:
     """One valid protocol of a run, as analyses need it."""
 
-    run: str  # the run directory, as given
+    run: str  # the run directory, as given (GIVEN for protocol files and baselines)
     id: int
     name: str
     mode: str
-    fitness: float  # the archive's: mean final coverage over ``seeds``
+    # the archive's: mean final coverage over ``seeds``; nan for a given protocol, which
+    # has no archive: analyses take it from their own simulations of it
+    fitness: float
     seeds: tuple[int, ...]  # the seeds its fitness was computed on
     fitness_values: tuple[float, ...]  # per seed, in the order of ``seeds``
     spec: ProtocolSpec = field(repr=False, compare=False)
@@ -72,6 +78,36 @@ class Run:
         return AnalysisStore(self.archive_path)
 
 
+GIVEN = "given protocols"  # the run label of protocol files and baselines
+
+
+def given_protocols(config: EvaluationConfig, graph: RecipeGraph, folder: str | Path) -> Run:
+    """The protocol files and baselines of ``config`` as one run: scored on its
+    simulation and seeds, run as ``tpdisc evaluate`` runs them (files sandboxed unless
+    ``config.trusted``), their analysis results stored in ``folder`` (which must exist)."""
+    specs = load_protocols(list(config.protocols), trusted=config.trusted, sandbox=config.sandbox)
+    names = unique_names(specs)
+    path = Path(folder)
+    (path / Archive.FILE_NAME).touch()  # an empty file: the store adds its own tables
+    domain = make_domain(graph, config.sim.variant)
+    protocols = tuple(
+        Protocol(
+            run=GIVEN,
+            id=k + 1,
+            name=name,
+            mode="given",
+            fitness=float("nan"),
+            seeds=tuple(config.seeds),
+            fitness_values=(),
+            spec=spec,
+        )
+        for k, (spec, name) in enumerate(zip(specs, names, strict=True))
+    )
+    settings = {"sim": config.sim.to_dict(), "recipes_sha256": graph.sha256}
+    search = SearchConfig(sims=config.sims, sim=config.sim, sandbox=config.sandbox)
+    return Run(path, search, config.sim, domain, settings, protocols)
+
+
 def protocol_spec(config: SearchConfig, candidate: Candidate) -> ProtocolSpec:
     """How the search ran this candidate (see ``CandidateEvaluator``): baselines in this
     process (project code, which imports networkx), all else in the sandbox unless the
@@ -93,18 +129,29 @@ def load_run(
     graph: RecipeGraph | None = None,
     n_steps: int | None = None,
     include_baselines: bool = False,
+    sim_overrides: Mapping[str, Any] | None = None,
 ) -> Run:
     """Open a run of ``tpdisc evolve`` for analysis.
 
-    ``n_steps`` overrides the run's steps per simulation (for quick checks: results are
-    stored apart and do not compare with the archive's fitness). The seeded baselines are
-    left out unless ``include_baselines``: the analyses study what the search produced.
+    ``n_steps`` overrides the run's steps per simulation, and ``sim_overrides`` any
+    setting of its simulation (nested as under ``sim`` in a file), for quick checks and
+    other conditions: results are stored apart and do not compare with the archive's
+    fitness. The seeded baselines are left out unless ``include_baselines``: the analyses
+    study what the search produced.
     """
     path = Path(run_dir)
     if not (path / CONFIG_FILE).is_file() or not (path / Archive.FILE_NAME).is_file():
-        raise ConfigError(f"{path}: not a run directory of tpdisc evolve (no {CONFIG_FILE})")
+        raise ConfigError(
+            f"{path}: not a run directory of tpdisc evolve (no {CONFIG_FILE} and "
+            f"{Archive.FILE_NAME} in {path.absolute()})"
+        )
     config = SearchConfig.load(path / CONFIG_FILE)
     sim = config.sim_config(n_steps)
+    if sim_overrides:
+        data = sim.to_dict()
+        for key, value in flatten(dict(sim_overrides)).items():
+            data = with_value(data, key, value)
+        sim = SimConfig.from_dict(data, f"{path}: sim")
     graph = graph if graph is not None else default_graph(recipes)
     domain = make_domain(graph, sim.variant)
     with Archive(path / Archive.FILE_NAME, readonly=True) as archive:

@@ -35,7 +35,7 @@ class VolumePoint:
     protocol_id: int
     name: str
     fitness: float  # mean final coverage of the simulations below
-    archive_fitness: float
+    archive_fitness: float | None  # None for protocol files and baselines: no archive
     novel_per_agent: float  # novel memories received per agent, mean over simulations
     received_per_agent: float  # all memories received per agent (past the bottleneck)
     sims: int
@@ -94,18 +94,18 @@ def volume_study(
     for p in plans:
         for protocol in p.run.protocols:
             if protocol.id in p.errors:
-                failed[f"{p.run.path}:{protocol.id}"] = p.errors[protocol.id]
+                failed[f"{protocol.run}:{protocol.id}"] = p.errors[protocol.id]
                 continue
             sims = [p.original[protocol.id][s] for s in p.seeds[protocol.id]]
             if not sims:
                 continue
             points.append(
                 VolumePoint(
-                    run=str(p.run.path),
+                    run=protocol.run,
                     protocol_id=protocol.id,
                     name=protocol.name,
                     fitness=float(np.mean([s.final for s in sims])),
-                    archive_fitness=protocol.fitness,
+                    archive_fitness=None if np.isnan(protocol.fitness) else protocol.fitness,
                     novel_per_agent=float(np.mean([s.novel_per_agent for s in sims])),
                     received_per_agent=float(np.mean([s.received_per_agent for s in sims])),
                     sims=len(sims),

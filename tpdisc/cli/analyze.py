@@ -5,12 +5,15 @@ results in the run's archive as soon as they are in (a rerun, or another analysi
 same simulations, runs nothing again; an interrupted one resumes), writes its numbers as
 JSON with ``--json OUT`` and its figure into ``--plot DIR``. ``--sims`` and ``--steps``
 shrink the simulations for a quick look (or a test); results under other steps are
-stored apart and do not compare with the archive's fitness.
+stored apart and do not compare with the archive's fitness. ``features`` and ``volume``
+also take protocol files and baseline names, simulated as ``tpdisc evaluate`` would with
+the same simulation options (their results are kept for the command's duration only).
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -20,9 +23,19 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tpdisc.cli.options import EXECUTOR_OPTIONS, RecipesOpt
+from tpdisc.cli.evaluate import TrustedOpt
+from tpdisc.cli.options import (
+    EXECUTOR_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    SIM_OPTIONS,
+    Opt,
+    RecipesOpt,
+    SeedOpt,
+)
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, with_options
+from tpdisc.errors import ConfigError
 from tpdisc.sim.config import ExecutorConfig
 from tpdisc.sim.executor_base import Executor
 
@@ -63,22 +76,48 @@ StepsOpt = Annotated[
         show_default=False,
     ),
 ]
-SimsPerProtocolOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--sims",
-        min=1,
-        help="Simulations per protocol (and condition): the first SIMS of its evaluation "
-        "seeds (default: all of them).",
-        show_default=False,
-    ),
-]
 BaselinesOpt = Annotated[
     bool,
     typer.Option(
-        "--include-baselines", help="Count the five seeded baselines among the protocols."
+        "--include-baselines",
+        help="Count each run directory's five seeded baselines among its protocols.",
     ),
 ]
+TargetsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="Run directories of tpdisc evolve, protocol .py files or baseline names, in any "
+        "mix. Files and baselines are simulated as 'tpdisc evaluate' would (files "
+        "sandboxed unless --trusted), with the simulation options below; given with a run "
+        "directory, those options override its own settings (results stored apart).",
+        metavar="RUN_DIR|PROTOCOL...",
+        show_default=False,
+    ),
+]
+TargetSimsOpt = Annotated[
+    int,
+    typer.Option(
+        "--sims",
+        min=1,
+        help="Simulations per protocol (and condition): seeds SEED..SEED+SIMS-1 for protocol "
+        "files and baselines (default 30); for a run directory's protocols, the first SIMS "
+        "of their evaluation seeds (default: all of them).",
+        show_default=False,
+    ),
+]
+TARGET_OPTIONS: tuple[Opt, ...] = (
+    Opt("sims", TargetSimsOpt, "sims"),
+    Opt("seed", SeedOpt, "seed"),
+    Opt("trusted", TrustedOpt, "trusted"),
+)
+# What features and volume share with evaluate: every option of the simulation.
+TARGET_GROUPS = (TARGET_OPTIONS, SIM_OPTIONS, LLM_AGENT_OPTIONS, SANDBOX_OPTIONS, EXECUTOR_OPTIONS)
+
+
+def _evaluation_defaults() -> Any:
+    from tpdisc.sim.config import EvaluationConfig
+
+    return EvaluationConfig()
 
 
 def _load_runs(
@@ -113,12 +152,45 @@ def _progress(description: str) -> Iterator[tuple[Callable[[int], None], Callabl
 
 @contextmanager
 def _simulating(
-    options: Options, description: str
+    executor: ExecutorConfig, description: str
 ) -> Iterator[tuple[Executor, Callable[[int], None], Callable[[str], None]]]:
-    """The executor of ``options`` and a progress bar: ``(pool, start, advance)``."""
-    settings = options.config(AnalyzeSettings)
-    with settings.executor.open() as pool, _progress(description) as (start, advance):
+    """The executor and a progress bar: ``(pool, start, advance)``."""
+    with executor.open() as pool, _progress(description) as (start, advance):
         yield pool, start, advance
+
+
+@contextmanager
+def _targets(
+    targets: Sequence[str], options: Options, recipes: Path | None, baselines: bool
+) -> Iterator[tuple[list[Any], int | None, ExecutorConfig]]:
+    """``(runs, n_sims, executor)``: the run directories among ``targets``, with the
+    simulation options given applied, and one run of the protocol files and baseline
+    names, whose store lives in a temporary folder for as long as the context lasts."""
+    from tpdisc.analysis.simulate import given_protocols, load_run
+    from tpdisc.domain.data import default_graph
+    from tpdisc.protocols.baselines import BASELINES
+    from tpdisc.sim.config import EvaluationConfig
+
+    directories = [t for t in targets if Path(t).is_dir()]
+    given = [t for t in targets if not Path(t).is_dir()]
+    for target in given:
+        if target not in BASELINES and not target.endswith(".py") and not Path(target).exists():
+            raise ConfigError(
+                f"{target}: not a run directory of tpdisc evolve, a protocol .py file nor a "
+                f"baseline name (looked for {Path(target).absolute()})"
+            )
+    config = options.config(EvaluationConfig, {"protocols": given} if given else {})
+    graph = default_graph(recipes)  # once: every run reads the same recipe file
+    overrides = options.overrides().get("sim")
+    runs = [
+        load_run(d, graph=graph, include_baselines=baselines, sim_overrides=overrides)
+        for d in directories
+    ]
+    n_sims = options["sims"] if "sims" in options.given else None
+    with tempfile.TemporaryDirectory(prefix="tpdisc-analyze-") as folder:
+        if given:
+            runs.append(given_protocols(config, graph, folder))
+        yield runs, n_sims, config.executor
 
 
 def _write_json(path: Path | None, data: dict[str, Any]) -> None:
@@ -157,7 +229,8 @@ def ablation_cmd(
     from tpdisc.analysis.ablation import COMPARE_SEEDS, ablation_figure, ablation_study
 
     runs = _load_runs(run_dirs, recipes, steps, include_baselines)
-    with _simulating(options, "ablation") as (pool, start, advance):
+    executor = options.config(AnalyzeSettings).executor
+    with _simulating(executor, "ablation") as (pool, start, advance):
         result = ablation_study(
             runs,
             pool,
@@ -195,11 +268,9 @@ def ablation_cmd(
 
 @analyze_app.command("volume")
 @user_errors
-@with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
+@with_options(*TARGET_GROUPS, defaults=_evaluation_defaults())
 def volume_cmd(
-    run_dirs: RunDirsArg,
-    sims: SimsPerProtocolOpt = None,
-    steps: StepsOpt = None,
+    targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
     json_out: JsonOpt = None,
@@ -207,11 +278,14 @@ def volume_cmd(
     *,
     options: Options,
 ) -> None:
-    """Volume (SPEC §6): novel memories received per agent against fitness, Spearman ρ."""
+    """Volume (SPEC §6): novel memories received per agent against fitness, Spearman ρ,
+    over the protocols of run directories, protocol files and baselines."""
     from tpdisc.analysis.volume import volume_figure, volume_study
 
-    runs = _load_runs(run_dirs, recipes, steps, include_baselines)
-    with _simulating(options, "volume") as (pool, start, advance):
+    with (
+        _targets(targets, options, recipes, include_baselines) as (runs, sims, executor),
+        _simulating(executor, "volume") as (pool, start, advance),
+    ):
         result = volume_study(runs, pool, n_sims=sims, on_start=start, on_simulation=advance)
     for key, error in result.failed.items():
         err_console.print(f"protocol {key} failed, left out: {error}", highlight=False)
@@ -228,11 +302,9 @@ def volume_cmd(
 
 @analyze_app.command("features")
 @user_errors
-@with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
+@with_options(*TARGET_GROUPS, defaults=_evaluation_defaults())
 def features_cmd(
-    run_dirs: RunDirsArg,
-    sims: SimsPerProtocolOpt = None,
-    steps: StepsOpt = None,
+    targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
     json_out: JsonOpt = None,
@@ -240,12 +312,16 @@ def features_cmd(
     *,
     options: Options,
 ) -> None:
-    """Behavioural features (SPEC §6): the 23 features of every valid protocol, original and
-    schedule replay; Spearman ρ of their difference with fitness, BH q, Cohen's d."""
+    """Behavioural features (SPEC §6): the 23 features of every valid protocol of run
+    directories, and of protocol files and baselines, original and schedule replay;
+    Spearman ρ of their difference with fitness, BH q, Cohen's d; with a few protocols,
+    each one's values too."""
     from tpdisc.analysis.feature_study import feature_figure, feature_study, missing_features
 
-    runs = _load_runs(run_dirs, recipes, steps, include_baselines)
-    with _simulating(options, "features") as (pool, start, advance):
+    with (
+        _targets(targets, options, recipes, include_baselines) as (runs, sims, executor),
+        _simulating(executor, "features") as (pool, start, advance),
+    ):
         start(sum(len(seeds) for seeds in missing_features(runs, sims).values()))
         study = feature_study(runs, pool, n_sims=sims, on_simulation=advance)
     for key, error in study.failed.items():
@@ -276,6 +352,33 @@ def features_cmd(
             _number(row.reference_rho, "+.2f"),
         )
     console.print(table)
+    if 0 < len(study.protocols) <= FEW_PROTOCOLS:
+        console.print(_values_table(study))
     _write_json(json_out, study.to_json())
     if plot is not None:
         console.print(f"figure saved to {feature_figure(study, plot / 'features.png')}")
+
+
+# Up to this many protocols, features also prints each one's values: with so few, the
+# correlations say little (none below three protocols) and the values are the result.
+FEW_PROTOCOLS = 6
+
+
+def _values_table(study: Any) -> Table:
+    from tpdisc.analysis.features import FEATURES
+
+    table = Table(
+        title="Feature values per protocol (original / ablated)",
+        caption="fitness: mean final coverage; ablated: the schedule replayed with random content",
+    )
+    table.add_column("feature")
+    for p in study.protocols:
+        table.add_column(f"{p.name} ({_number(p.fitness, '.1f')})", justify="right")
+    for feature in FEATURES:
+        cells = []
+        for p in study.protocols:
+            original = p.values.get("original", {}).get(feature.name)
+            ablated = p.values.get("ablated", {}).get(feature.name)
+            cells.append(f"{_number(original, '.3g')} / {_number(ablated, '.3g')}")
+        table.add_row(feature.name, *cells)
+    return table

@@ -25,7 +25,7 @@ from tpdisc.cli.options import (
     SimsOpt,
 )
 from tpdisc.cli.output import console, err_console, user_errors
-from tpdisc.cli.report import llm_usage, mechanism_table, results_table, write_figures
+from tpdisc.cli.report import llm_usage, mechanism_table, results_table, versus, write_figures
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.domain.data import default_graph
@@ -39,6 +39,7 @@ from tpdisc.domain.variants import (
     make_domain,
     short_start_sets,
 )
+from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
@@ -88,6 +89,17 @@ AblateOpt = Annotated[
         "with memories chosen at random.",
     ),
 ]
+ReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reference",
+        help="Protocol the table tests every other one against (its name as the table "
+        "prints it: a baseline name or a file's stem). Default: the best standard baseline "
+        "evaluated. The table shows the difference of means and the one-sided p that the "
+        "protocol beats it, adjusted as in pairwise.json, with stars.",
+        show_default=False,
+    ),
+]
 TrustedOpt = Annotated[
     bool,
     typer.Option(
@@ -121,11 +133,14 @@ def evaluate_cmd(
     plot: PlotOpt = None,
     log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
+    reference: ReferenceOpt = None,
     *,
     options: Options,
 ) -> None:
-    """Evaluate protocols: final coverage (mean ± sem) over seeded simulations."""
-    run(evaluation_config(protocols, options), options, json_out, plot, log_dir, details)
+    """Evaluate protocols: final coverage (mean ± sem) over seeded simulations, and each
+    protocol's difference from the best standard baseline with its significance."""
+    config = evaluation_config(protocols, options)
+    run(config, options, json_out, plot, log_dir, details, reference)
 
 
 @user_errors
@@ -151,18 +166,33 @@ def compare_cmd(
     ] = None,
     log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
+    reference: ReferenceOpt = None,
     *,
     options: Options,
 ) -> None:
     """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
-    matrix with significance stars (the README's main job)."""
+    matrix with significance stars (the README's main job); the table shows each
+    protocol's difference from the best standard baseline with its significance."""
     config = evaluation_config(protocols, options)
     if not options["print_config"]:
+        check_reference(config, reference)
         keep_earlier_results(out)
-    run(config, options, json_out or out / "results.json", out, log_dir, details)
+    run(config, options, json_out or out / "results.json", out, log_dir, details, reference)
 
 
-COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png")
+COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
+
+
+def check_reference(config: EvaluationConfig, reference: str | None) -> None:
+    """Refuse a --reference that names none of the protocols before simulating anything."""
+    if reference is None:
+        return
+    names = {*config.protocols, *(Path(p).stem for p in config.protocols)}
+    if reference not in names:
+        raise ConfigError(
+            f"--reference {reference!r} is not among the protocols to evaluate "
+            f"({', '.join(config.protocols)})"
+        )
 
 
 def keep_earlier_results(out: Path) -> None:
@@ -192,10 +222,12 @@ def run(
     plot: Path | None,
     log_dir: Path | None,
     details: bool,
+    reference: str | None = None,
 ) -> None:
     if options["print_config"]:
         print_yaml(config)
         return
+    check_reference(config, reference)
     started = datetime.now(UTC)
     sharing = [p for p in config.protocols if p != "asocial"]
     if config.sim.n_agents == 1 and sharing:
@@ -214,7 +246,8 @@ def run(
     if any(kind == "empowerment" for kind, _ in sim.agents):
         model = sim.params.empowerment
         title += f"; empowerment model {model.label}, prior seed {model.prior.seed}"
-    console.print(results_table(evaluations, title))
+    against = versus(evaluations, reference)
+    console.print(results_table(evaluations, title, against))
     if details:
         console.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
     for line in llm_usage(evaluations):
@@ -226,6 +259,8 @@ def run(
             "evaluation": config.to_dict(),
             "results": [ev.to_json() for ev in evaluations],
         }
+        if against is not None:
+            payload["versus_reference"] = against.to_json()
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(payload, indent=2))
         console.print(f"results written to {json_out}")

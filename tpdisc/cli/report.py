@@ -5,21 +5,85 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from tpdisc.errors import ConfigError
+from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sim.evaluate import Evaluation
 
+if TYPE_CHECKING:
+    from tpdisc.analysis.stats import PairwiseComparison, VersusReference
 
-def results_table(evaluations: list[Evaluation], title: str) -> Table:
-    table = Table(title=title)
+
+def compare_all(evaluations: list[Evaluation]) -> PairwiseComparison:
+    """Every ordered pair of protocols, ranked best first: the matrix of pairwise.json."""
+    # scipy and statsmodels take a while to import: only once there are results to test.
+    from tpdisc.analysis.stats import pairwise
+
+    ranked = sorted(evaluations, key=lambda e: -e.mean)
+    return pairwise([e.protocol for e in ranked], [e.final for e in ranked])
+
+
+def reference_of(evaluations: list[Evaluation], requested: str | None) -> str | None:
+    """The protocol the others are tested against: ``requested``, else the best standard
+    baseline among those evaluated (None when there is none)."""
+    names = [e.protocol for e in evaluations]
+    if requested is not None:
+        if requested not in names:
+            raise ConfigError(
+                f"--reference {requested!r} is not among the protocols evaluated "
+                f"({', '.join(names)})"
+            )
+        return requested
+    baselines = [e for e in evaluations if e.protocol in STANDARD_BASELINES]
+    return max(baselines, key=lambda e: e.mean).protocol if baselines else None
+
+
+def versus(evaluations: list[Evaluation], requested: str | None) -> VersusReference | None:
+    """Each protocol against the reference (see :func:`reference_of`), if there is one."""
+    from tpdisc.analysis.stats import versus_reference
+
+    reference = reference_of(evaluations, requested)
+    if reference is None or len(evaluations) < 2:
+        return None
+    return versus_reference(compare_all(evaluations), reference)
+
+
+def results_table(
+    evaluations: list[Evaluation], title: str, against: VersusReference | None = None
+) -> Table:
+    """The ranking; with ``against``, each protocol's difference from the reference and
+    the adjusted one-sided p that it beats it, with stars."""
+    from tpdisc.analysis.stats import stars
+
+    caption = None
+    if against is not None:
+        caption = (
+            f"Δ: mean − mean of {against.reference}; p: one-sided Welch t-test that the "
+            "protocol beats it, Benjamini–Hochberg-adjusted over all pairs (as in "
+            "pairwise.json); * p<.05 ** p<.01 *** p<.001"
+        )
+    table = Table(title=title, caption=caption)
     table.add_column("protocol")
     table.add_column("final coverage (mean ± sem)", justify="right")
     table.add_column("min–max", justify="right")
+    if against is not None:
+        table.add_column(f"Δ vs {against.reference}", justify="right", no_wrap=True)
+        table.add_column("p", justify="right", no_wrap=True)
     for ev in sorted(evaluations, key=lambda e: -e.mean):
-        table.add_row(
-            ev.protocol, f"{ev.mean:.2f} ± {ev.sem:.2f}", f"{min(ev.final)}–{max(ev.final)}"
-        )
+        row = [ev.protocol, f"{ev.mean:.2f} ± {ev.sem:.2f}", f"{min(ev.final)}–{max(ev.final)}"]
+        if against is not None:
+            if ev.protocol == against.reference:
+                row += ["reference", ""]
+            else:
+                p = against.p_adjusted[ev.protocol]
+                row += [
+                    f"{against.difference[ev.protocol]:+.2f}",
+                    f"{p:.2g} {stars(p)}".strip() if p == p else "–",  # nan: too few sims
+                ]
+        table.add_row(*row)
     return table
 
 
@@ -80,10 +144,8 @@ def llm_usage(evaluations: list[Evaluation]) -> list[str]:
 
 def write_figures(evaluations: list[Evaluation], out: Path, title: str) -> list[Path]:
     from tpdisc.analysis.plots import coverage_figure, pairwise_figure
-    from tpdisc.analysis.stats import pairwise
 
-    ranked = sorted(evaluations, key=lambda e: -e.mean)
-    comparison = pairwise([e.protocol for e in ranked], [e.final for e in ranked])
+    comparison = compare_all(evaluations)
     paths = [coverage_figure(evaluations, out / "coverage.png", title)]
     if len(evaluations) > 1:
         paths.append(pairwise_figure(comparison, out / "pairwise.png"))

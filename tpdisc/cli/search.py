@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from tpdisc.cli.options import (
     CONFIG_OPTIONS,
@@ -18,9 +22,15 @@ from tpdisc.cli.options import (
     Opt,
     RecipesOpt,
 )
-from tpdisc.cli.output import console, err_console, user_errors
+from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, print_yaml, with_options
+from tpdisc.errors import ConfigError
 from tpdisc.search.config import SearchConfig
+from tpdisc.sim.config import ExecutorConfig
+from tpdisc.sim.executor_base import Executor
+
+# How many of its best protocols a search re-scores on fresh seeds when it ends.
+EVOLVE_RESCORE_TOP = 3
 
 SEARCH_OPTIONS: tuple[Opt, ...] = (
     Opt(
@@ -64,6 +74,61 @@ SEARCH_OPTIONS: tuple[Opt, ...] = (
         "generation_only",
     ),
 )
+
+
+@dataclass(frozen=True)
+class RescoreSettings:
+    """Where the re-scoring of ``tpdisc archive --rescore`` runs its simulations."""
+
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+
+
+@contextmanager
+def _bar(description: str) -> Iterator[tuple[Callable[[int], None], Callable[[str], None]]]:
+    """``(start, advance)``: a progress bar that opens once the number of simulations is
+    known, and only if there are any."""
+    with ExitStack() as stack:
+        bar: list[Callable[[str], None]] = []
+
+        def start(total: int) -> None:
+            if total:
+                bar.append(stack.enter_context(progress_bar(total, description)))
+
+        def advance(label: str) -> None:
+            if bar:
+                bar[0](label)
+
+        yield start, advance
+
+
+def rescore_and_report(
+    run_dir: Path,
+    top: int,
+    pool: Executor,
+    first_seed: int | None,
+    recipes: Path | None,
+    out: Console = console,
+) -> None:
+    """Re-score the run's ``top`` protocols on fresh seeds, then say on ``out`` which is
+    best there."""
+    from tpdisc.search.rescore import rescore
+
+    with _bar("re-scoring on fresh seeds") as (start, advance):
+        result = rescore(
+            run_dir,
+            top,
+            pool,
+            first_seed=first_seed,
+            recipes=recipes,
+            on_start=start,
+            on_simulation=advance,
+        )
+    names = {c.id: c.name for c in result.top}
+    for pid, error in result.failed.items():
+        err_console.print(f"{names[pid]} failed on fresh seeds: {error}", highlight=False)
+    verdict = result.verdict()
+    if verdict is not None:
+        out.print(verdict, highlight=False)
 
 
 @user_errors
@@ -124,11 +189,22 @@ def evolve_cmd(
             show_default=False,
         ),
     ] = None,
+    rescore: Annotated[
+        bool,
+        typer.Option(
+            "--rescore/--no-rescore",
+            help=f"When the search ends, re-score its {EVOLVE_RESCORE_TOP} best protocols on "
+            "fresh seeds (the block after the search's), store the scores in the archive "
+            "and say whether the best stays best there: the search's best fitness is biased "
+            "upwards by its selection. 'tpdisc archive --rescore N' does it for more.",
+        ),
+    ] = True,
     recipes: RecipesOpt = None,
     *,
     options: Options,
 ) -> None:
-    """Search for protocols: LLM-guided evolution, or the offline proposer without an LLM."""
+    """Search for protocols: LLM-guided evolution, or the offline proposer without an LLM;
+    then re-score the best protocols on fresh seeds (unless --no-rescore)."""
     from tpdisc.search.archive import Archive
     from tpdisc.search.progress import SearchProgress
     from tpdisc.search.report import table
@@ -151,18 +227,21 @@ def evolve_cmd(
         f"{agents} agents × {sim.n_steps} steps × {config.sims} sims, "
         f"iteration {done + 1} of {config.iterations}"
     )
-    with (
-        config.executor.open() as pool,
-        SearchProgress(err_console, config.iterations, done, config.sims) as progress,
-    ):
-        summary = evolve(
-            run_dir,
-            config,
-            pool,
-            recipes=recipes,
-            on_event=progress.event,
-            on_simulation=progress.simulation,
-        )
+    offline = config.proposer != "llm"
+    with config.executor.open() as pool:
+        with SearchProgress(
+            err_console, config.iterations, done, config.sims, show_cost=not offline
+        ) as progress:
+            summary = evolve(
+                run_dir,
+                config,
+                pool,
+                recipes=recipes,
+                on_event=progress.event,
+                on_simulation=progress.simulation,
+            )
+        if rescore and not summary.stopped:
+            rescore_and_report(run_dir, EVOLVE_RESCORE_TOP, pool, None, recipes)
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
         console.print(table(archive, limit=10))
     console.print(f"figure saved to {run_dir / FIGURE_NAME}")
@@ -172,6 +251,7 @@ def evolve_cmd(
 
 
 @user_errors
+@with_options(EXECUTOR_OPTIONS, defaults=RescoreSettings())
 def archive_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of tpdisc evolve.")],
     show: Annotated[
@@ -203,11 +283,47 @@ def archive_cmd(
             show_default=False,
         ),
     ] = None,
+    rescore: Annotated[
+        int | None,
+        typer.Option(
+            "--rescore",
+            min=1,
+            help="First re-score the N best protocols (by the search's fitness) on fresh "
+            "seeds, as many as the search used, under the run's own simulation, and store "
+            "the scores in the archive; the table, --json ('rescored') and 'tpdisc report' "
+            "show them beside the search's fitness. Protocols re-scored on the same seeds "
+            "before are not simulated again.",
+            metavar="N",
+            show_default=False,
+        ),
+    ] = None,
+    rescore_seed: Annotated[
+        int | None,
+        typer.Option(
+            "--rescore-seed",
+            min=0,
+            help="First fresh seed of --rescore (default: the one after the search's last "
+            "seed); seeds the search used are refused.",
+            show_default=False,
+        ),
+    ] = None,
+    recipes: RecipesOpt = None,
+    *,
+    options: Options,
 ) -> None:
-    """List a search's protocols by fitness; show, export or plot them."""
+    """List a search's protocols by fitness; show, export or plot them; re-score the best
+    on fresh seeds (--rescore N)."""
     from tpdisc.search import report
     from tpdisc.search.plots import best_fitness_figure
 
+    if rescore_seed is not None and rescore is None:
+        raise ConfigError("--rescore-seed only applies with --rescore N")
+    if rescore is not None:
+        report.open_archive(run_dir).close()  # one clear line if run_dir is not a run
+        with options.config(RescoreSettings).executor.open() as pool:
+            # stdout is for the JSON then
+            out = err_console if as_json else console
+            rescore_and_report(run_dir, rescore, pool, rescore_seed, recipes, out)
     with report.open_archive(run_dir) as archive:
         shown = report.protocol_id(archive, show) if show is not None else None
         if export is not None:

@@ -7,6 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -14,6 +15,7 @@ import typer
 from tpdisc.cli.options import LLM_AGENT, Opt
 from tpdisc.config_tree import decode, encode, flatten, read_yaml, with_value
 from tpdisc.errors import ConfigError
+from tpdisc.sim.config import anchor_protocols
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -52,8 +54,9 @@ class Options:
         return data
 
     def file_settings(self) -> dict[str, Any]:
+        """The ``--config`` file's settings; its protocol paths relative to its folder."""
         path = self.values.get("config_file")
-        return read_yaml(path) if path is not None else {}
+        return anchor_protocols(read_yaml(path), Path(path).parent) if path is not None else {}
 
     def config(self, cls: type[T], arguments: Mapping[str, Any] | None = None) -> T:
         """The config tree ``cls`` the options and the ``--config`` file describe

@@ -17,7 +17,7 @@ def resolve_protocol(text: str, *, trusted: bool = False) -> ProtocolSpec:
     path = Path(text)
     if path.suffix == ".py" or path.exists():
         if not path.is_file():
-            raise ConfigError(f"{text}: no such protocol file")
+            raise ConfigError(f"{text}: no such protocol file (looked for {path.absolute()})")
         spec = SourceProtocol.from_file(path, trusted=trusted)
         if trusted:
             # Fail now, with the file named, rather than in the middle of a run.

@@ -1,6 +1,7 @@
 """A self-contained HTML browser of one search run: ``index.html`` with the run summary,
-the best-fitness figure and a sortable protocol table, and ``protocols/<id>.html`` per
-protocol with its highlighted code, lineage and diff against its parent.
+the best-fitness figure and a sortable protocol table, and ``protocols/<name>.html`` per
+protocol (the name the command line uses, such as ``i0009``) with its highlighted code,
+lineage and diff against its parent.
 
 Everything read from the archive is untrusted (an LLM wrote it), so every text goes
 through :func:`html.escape` or pygments, which escapes too. Nothing is fetched from the
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +27,11 @@ from tpdisc.report.page import CODE_FORMATTER
 from tpdisc.report.page import escape as _e
 from tpdisc.report.page import facts as _facts
 from tpdisc.report.page import page as _page
-from tpdisc.search.archive import Archive, Candidate, CandidateSummary
+from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.plots import best_fitness_figure
 from tpdisc.search.prompts import format_fitness
-from tpdisc.search.report import totals_line
+from tpdisc.search.report import fresh_caption, fresh_text, totals_line
 
 FIGURE = "best_fitness.png"
 PROTOCOLS = "protocols"
@@ -46,6 +50,7 @@ CONFIG_KEYS = (
     "llm.model",
 )
 _DIFF_FORMATTER = HtmlFormatter(cssclass="hl")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Sorts the table by the clicked column: numbers by data-sort, text otherwise; a second
 # click on the same header reverses the order.
 SORT_SCRIPT = """
@@ -68,6 +73,21 @@ document.querySelectorAll("table.protocols th").forEach((th, col) => {
 """
 
 
+def page_name(name: str, protocol_id: int) -> str:
+    """The file of a protocol's page: its name, as ``tpdisc archive`` prints it, when that
+    makes a plain file name; its id otherwise."""
+    return f"{name}.html" if _SAFE_NAME.fullmatch(name) else f"{protocol_id}.html"
+
+
+def page_names(rows: list[CandidateSummary]) -> dict[int, str]:
+    """Each protocol's page file. Names are unique in archives of current searches; in an
+    older one where repairs kept their protocol's name, the id tells the sharers apart."""
+    counts = Counter(c.name for c in rows)
+    return {
+        c.id: page_name(c.name if counts[c.name] == 1 else f"{c.name}-{c.id}", c.id) for c in rows
+    }
+
+
 def build_report(
     archive: Archive, run_dir: Path, out: Path, back: tuple[str, str] | None = None
 ) -> Path:
@@ -77,21 +97,26 @@ def build_report(
     out = Path(out)
     (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
     rows = archive.summaries()
-    known = {c.id for c in rows}
+    pages = page_names(rows)
+    rescores = archive.rescores()
     best_fitness_figure(archive, out / FIGURE)
     index = out / "index.html"
-    index.write_text(_index(archive, Path(run_dir), rows, back), encoding="utf-8")
+    index.write_text(_index(archive, Path(run_dir), rows, back, pages, rescores), encoding="utf-8")
     codes: dict[int, str | None] = {}
     for summary in rows:
         candidate = archive.get(summary.id)
-        parent = _parent_code(archive, candidate, known, codes)
-        page = out / PROTOCOLS / f"{summary.id}.html"
-        page.write_text(_protocol_page(candidate, parent, known), encoding="utf-8")
+        parent = _parent_code(archive, candidate, pages, codes)
+        page = out / PROTOCOLS / pages[summary.id]
+        html = _protocol_page(candidate, parent, pages, rescores.get(summary.id))
+        page.write_text(html, encoding="utf-8")
     return index
 
 
 def _parent_code(
-    archive: Archive, candidate: Candidate, known: set[int], codes: dict[int, str | None]
+    archive: Archive,
+    candidate: Candidate,
+    known: Mapping[int, str],
+    codes: dict[int, str | None],
 ) -> str | None:
     # Many children share a parent: read each parent's code once.
     parent_id = candidate.parent_id
@@ -123,19 +148,33 @@ def _index(
     run_dir: Path,
     rows: list[CandidateSummary],
     back: tuple[str, str] | None,
+    pages: Mapping[int, str],
+    rescores: Mapping[int, Rescore],
 ) -> str:
     stats = archive.stats()
     best = (
-        f"{stats.best_fitness:.3f} ({_e(stats.best_name)})"
+        f"{stats.best_fitness:.3f} ({_e(stats.best_name)}, on the search's own seeds)"
         if math.isfinite(stats.best_fitness)
         else "none scored"
     )
     summary = [("run", _e(run_dir)), ("totals", _e(totals_line(archive))), ("best fitness", best)]
+    names = {c.id: c.name for c in rows}
+    if rescores:
+        top = max(rescores.values(), key=lambda r: r.mean)
+        summary.append(
+            (
+                "best on fresh seeds",
+                f"{_e(fresh_text(top))} ({_e(names.get(top.protocol_id, top.protocol_id))}, "
+                f"best of the {len(rescores)} re-scored; {_e(fresh_caption(rescores))})",
+            )
+        )
     config = _config_facts(run_dir)
     config_html = _facts((k, _e(v)) for k, v in config) if config else f"<p>no {CONFIG_FILE}</p>"
-    headers = ["id", "name", "iteration", "mode", "status", "fitness", "parent"]
+    headers = ["id", "name", "iteration", "mode", "status", "fitness"]
+    headers += ["fresh seeds"] if rescores else []
+    headers += ["parent"]
     head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "\n".join(_row(c) for c in rows)
+    body = "\n".join(_row(c, pages, rescores if rescores else None) for c in rows)
     up = f'<p><a href="{_e(back[0])}">&larr; {_e(back[1])}</a></p>\n' if back else ""
     return _page(
         f"tpdisc run {run_dir}",
@@ -149,50 +188,64 @@ def _index(
     )
 
 
-def _row(c: CandidateSummary) -> str:
+def _row(
+    c: CandidateSummary, pages: Mapping[int, str], rescores: Mapping[int, Rescore] | None
+) -> str:
     # Unscored rows sort below every scored one; JavaScript's parseFloat reads "-Infinity",
     # not Python's "-inf".
     score = c.fitness_mean if c.fitness_mean is not None else "-Infinity"
     parent = (
-        f'<a href="{PROTOCOLS}/{c.parent_id}.html">{c.parent_id}</a>'
-        if c.parent_id is not None
-        else ""
+        f'<a href="{PROTOCOLS}/{_e(pages[c.parent_id])}">{c.parent_id}</a>'
+        if c.parent_id is not None and c.parent_id in pages
+        else ("" if c.parent_id is None else str(c.parent_id))
     )
     cells = [
         f'<td class="num" data-sort="{c.id}">{c.id}</td>',
-        f'<td><a href="{PROTOCOLS}/{c.id}.html">{_e(c.name)}</a></td>',
+        f'<td><a href="{PROTOCOLS}/{_e(pages[c.id])}">{_e(c.name)}</a></td>',
         f'<td class="num" data-sort="{c.iteration}">{c.iteration}</td>',
         f"<td>{_e(c.mode)}</td>",
         f"<td>{_e(c.status)}</td>",
         f'<td class="num" data-sort="{score}">{_e(format_fitness(c))}</td>',
-        f'<td class="num" data-sort="{c.parent_id if c.parent_id is not None else -1}">'
-        f"{parent}</td>",
     ]
+    if rescores is not None:
+        fresh = rescores.get(c.id)
+        key = fresh.mean if fresh is not None else "-Infinity"
+        cells.append(f'<td class="num" data-sort="{key}">{_e(fresh_text(fresh))}</td>')
+    cells.append(
+        f'<td class="num" data-sort="{c.parent_id if c.parent_id is not None else -1}">'
+        f"{parent}</td>"
+    )
     css = "" if c.status == "valid" else ' class="invalid"'
     return f"<tr{css}>{''.join(cells)}</tr>"
 
 
-def _link(protocol_id: int | None, known: set[int]) -> str:
+def _link(protocol_id: int | None, known: Mapping[int, str]) -> str:
     if protocol_id is None:
         return ""
     if protocol_id not in known:
         return str(protocol_id)
-    return f'<a href="{protocol_id}.html">{protocol_id}</a>'
+    return f'<a href="{_e(known[protocol_id])}">{protocol_id}</a>'
 
 
-def _protocol_page(c: Candidate, parent_code: str | None, known: set[int]) -> str:
+def _protocol_page(
+    c: Candidate, parent_code: str | None, known: Mapping[int, str], fresh: Rescore | None
+) -> str:
     assert c.id is not None  # rows read back from the archive always have one
+    seeds = f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""
     facts = [
         ("id", str(c.id)),
         ("status", _e(c.status)),
         ("mode", _e(c.mode)),
         ("iteration", str(c.iteration)),
-        ("fitness", _e(format_fitness(c))),
+        ("fitness", _e(format_fitness(c) + seeds)),
         ("proposer", _e(c.proposer) + (f" ({_e(c.model)})" if c.model else "")),
         ("parent", _link(c.parent_id, known) or "none"),
         # Parent first, then its ancestors: a path up to the seed.
         ("lineage", " &larr; ".join(_link(i, known) for i in c.lineage) or "none"),
     ]
+    if fresh is not None:
+        where = f"over seeds {fresh.seeds[0]}..{fresh.seeds[-1]}, which the search never used"
+        facts.insert(5, ("fresh seeds", _e(f"{fresh_text(fresh)} {where}")))
     if c.contrast_ids:
         facts.append(("contrasts", ", ".join(_link(i, known) for i in c.contrast_ids)))
     if c.repair_of is not None:

@@ -82,6 +82,17 @@ CREATE TABLE IF NOT EXISTS iterations (
     note TEXT NOT NULL DEFAULT '',
     finished_at TEXT NOT NULL
 );
+-- Added later too: re-evaluations of protocols on seeds the search never used (the
+-- winner's curse check). Archives opened read-only before a write added it have none.
+CREATE TABLE IF NOT EXISTS rescores (
+    protocol_id INTEGER NOT NULL REFERENCES protocols(id),
+    seeds TEXT NOT NULL,
+    fitness_values TEXT NOT NULL,
+    mean REAL NOT NULL,
+    sem REAL NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (protocol_id, seeds)
+);
 CREATE TABLE IF NOT EXISTS llm_calls (
     id INTEGER PRIMARY KEY,
     iteration INTEGER NOT NULL,
@@ -233,6 +244,28 @@ class ArchiveStats:
 
 
 @dataclass(frozen=True)
+class Rescore:
+    """A protocol's fitness on fresh seeds: mean final coverage over ``seeds``, none of
+    which the search scored it on."""
+
+    protocol_id: int
+    seeds: list[int]
+    fitness_values: list[float]
+    mean: float
+    sem: float
+    created_at: str = field(default_factory=now)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean,
+            "sem": self.sem,
+            "seeds": self.seeds,
+            "fitness_values": self.fitness_values,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
 class Totals:
     protocols: int
     valid: int
@@ -361,6 +394,20 @@ class Archive:
             ),
         )
 
+    def add_rescore(self, rescore: Rescore) -> None:
+        """Store a re-evaluation on fresh seeds (replacing one on the same seeds)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO rescores VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                rescore.protocol_id,
+                json.dumps(rescore.seeds),
+                json.dumps(rescore.fitness_values),
+                rescore.mean,
+                rescore.sem,
+                rescore.created_at,
+            ),
+        )
+
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
@@ -474,6 +521,26 @@ class Archive:
             (code_hash(code),),
         ).fetchone()
         return None if row is None else int(row[0])
+
+    def rescores(self) -> dict[int, Rescore]:
+        """Each re-evaluated protocol's latest re-evaluation on fresh seeds, by id."""
+        exists = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='rescores'"
+        ).fetchone()
+        if exists is None:  # an older archive, opened read-only: nothing re-evaluated
+            return {}
+        rows = self.db.execute("SELECT * FROM rescores ORDER BY created_at, rowid")
+        latest = {}
+        for row in rows:
+            latest[int(row["protocol_id"])] = Rescore(
+                protocol_id=int(row["protocol_id"]),
+                seeds=json.loads(row["seeds"]),
+                fitness_values=json.loads(row["fitness_values"]),
+                mean=float(row["mean"]),
+                sem=float(row["sem"]),
+                created_at=str(row["created_at"]),
+            )
+        return latest
 
     def spent(self) -> float:
         row = self.db.execute("SELECT COALESCE(SUM(cost), 0) FROM llm_calls").fetchone()

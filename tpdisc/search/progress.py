@@ -22,8 +22,11 @@ class SearchProgress:
     """Two bars: iterations done (with best fitness and cost) and the simulations of the
     protocol being scored. Pass :meth:`event` and :meth:`simulation` to the search loop."""
 
-    def __init__(self, console: Console, total: int, done: int, sims: int) -> None:
+    def __init__(
+        self, console: Console, total: int, done: int, sims: int, *, show_cost: bool = True
+    ) -> None:
         self.sims = sims
+        self.show_cost = show_cost  # an offline search spends nothing: no "$0.0000"
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -48,12 +51,17 @@ class SearchProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        # The bar of the next protocol's simulations means nothing once the search ends:
+        # left in place it would stay at 0/SIMS on the final display.
+        self.progress.remove_task(self.scoring)
         self.progress.stop()
 
     def event(self, event: Event) -> None:
         best = f"{event.best:.2f}" if not math.isnan(event.best) else "-"
         last = f"{event.fitness:.2f}" if event.fitness is not None else event.outcome
-        status = f"best {best} | last {event.name} {last} | ${event.cost:.4f}"
+        status = f"best {best} | last {event.name} {last}"
+        if self.show_cost:
+            status += f" | ${event.cost:.4f}"
         if event.kind == "iteration":
             self.progress.update(self.search, completed=event.iteration, status=status)
         else:

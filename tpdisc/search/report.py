@@ -1,7 +1,9 @@
-"""What ``tpdisc archive`` shows: a ranked table, one protocol in full, exports, JSON."""
+"""What ``tpdisc archive`` shows: a ranked table, one protocol in full, exports, JSON; each
+with the protocols' scores on fresh seeds, where they were re-scored."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tpdisc.errors import ConfigError
-from tpdisc.search.archive import Archive, CandidateSummary
+from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.prompts import format_fitness
 
 
@@ -26,17 +28,44 @@ def totals_line(archive: Archive) -> str:
     t = archive.totals()
     return (
         f"{t.valid} valid, {t.invalid} failed, {t.duplicates} duplicates "
-        f"({t.repairs} repair attempts) over {t.iterations} iterations; "
-        f"{t.llm_calls} LLM calls, {t.prompt_tokens:,} prompt + "
-        f"{t.completion_tokens:,} completion tokens, ${t.cost:.4f}"
+        f"({t.repairs} repair attempts) over {t.iterations} iterations"
+        + (
+            f"; {t.llm_calls} LLM calls, {t.prompt_tokens:,} prompt + "
+            f"{t.completion_tokens:,} completion tokens, ${t.cost:.4f}"
+            if t.llm_calls
+            else ""  # an offline search: no model, nothing spent
+        )
+    )
+
+
+def fresh_text(rescore: Rescore | None) -> str:
+    """A protocol's score on fresh seeds, as the table prints it ('' when not re-scored)."""
+    if rescore is None:
+        return ""
+    return f"{rescore.mean:.2f} ± {rescore.sem:.2f}"
+
+
+def fresh_caption(rescores: Mapping[int, Rescore]) -> str:
+    """What the fresh-seed column means, with the seeds it used."""
+    blocks = sorted({(r.seeds[0], r.seeds[-1]) for r in rescores.values() if r.seeds})
+    where = ", ".join(f"{a}..{b}" for a, b in blocks)
+    return (
+        f"fresh seeds: mean ± sem on seeds {where}, which the search never used; the "
+        "search's best fitness is biased upwards by its selection, the fresh score is not"
     )
 
 
 def table(archive: Archive, limit: int | None = None) -> Table:
     shown = archive.summaries(valid_only=True, order="fitness", limit=limit or None)
-    out = Table(title=f"{archive.path.parent}: protocols by fitness", caption=totals_line(archive))
+    rescores = archive.rescores()
+    caption = totals_line(archive)
+    if rescores:
+        caption += "\n" + fresh_caption(rescores)
+    out = Table(title=f"{archive.path.parent}: protocols by fitness", caption=caption)
     with_tokens = any(c.prompt_tokens for c in shown)
-    columns = ["rank", "id", "name", "iter", "mode", "fitness", "parent", "proposer"]
+    columns = ["rank", "id", "name", "iter", "mode", "fitness"]
+    columns += ["fresh seeds"] if rescores else []
+    columns += ["parent", "proposer"]
     for column in columns + (["tokens"] if with_tokens else []):
         numeric = column in ("rank", "id", "iter", "parent", "tokens")
         out.add_column(column, justify="right" if numeric else "left", no_wrap=True)
@@ -48,6 +77,7 @@ def table(archive: Archive, limit: int | None = None) -> Table:
             str(c.iteration),
             c.mode,
             format_fitness(c),
+            *([fresh_text(rescores.get(c.id))] if rescores else []),
             str(c.parent_id) if c.parent_id is not None else "",
             c.proposer,
             *([_tokens(c)] if with_tokens else []),
@@ -83,6 +113,7 @@ def show(archive: Archive, protocol_id: int) -> RenderableType:
         f"[bold]{c.name}[/] (id {c.id}) — {c.status}, {c.mode}, iteration {c.iteration}",
         f"fitness {format_fitness(c)}"
         + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
+        *_fresh_fact(archive.rescores().get(protocol_id)),
         f"parent {c.parent_id}, lineage {c.lineage}, contrasts {c.contrast_ids}",
         f"proposer {c.proposer}"
         + (f", model {c.model}" if c.model else "")
@@ -104,6 +135,15 @@ def show(archive: Archive, protocol_id: int) -> RenderableType:
     return Group(*parts)
 
 
+def _fresh_fact(rescore: Rescore | None) -> list[str]:
+    if rescore is None:
+        return []
+    return [
+        f"on fresh seeds {rescore.seeds[0]}..{rescore.seeds[-1]}: {fresh_text(rescore)} "
+        "(not used by the search)"
+    ]
+
+
 def export(archive: Archive, protocol_id: int, path: Path) -> Path:
     """Write a protocol's code as a ``.py`` file that ``tpdisc evaluate`` can run."""
     c = archive.get(protocol_id)
@@ -123,11 +163,20 @@ def export(archive: Archive, protocol_id: int, path: Path) -> Path:
 
 def as_json(archive: Archive, protocol_id: int | None = None) -> dict[str, Any]:
     """The whole archive (codes left out) or one protocol in full."""
+    rescores = archive.rescores()
+
+    def rescored(c: Candidate) -> dict[str, Any] | None:
+        found = rescores.get(c.id or 0)
+        return found.to_json() if found is not None else None
+
     if protocol_id is not None:
-        return archive.get(protocol_id).to_json()
+        c = archive.get(protocol_id)
+        return {**c.to_json(), "rescored": rescored(c)}
     return {
         "run_dir": str(archive.path.parent),
         "totals": vars(archive.totals()),
         "iterations": archive.iterations(),
-        "protocols": [c.to_json(full=False) for c in archive.candidates()],
+        "protocols": [
+            {**c.to_json(full=False), "rescored": rescored(c)} for c in archive.candidates()
+        ],
     }

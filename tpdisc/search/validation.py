@@ -70,9 +70,15 @@ class CandidateEvaluator:
         self.executor = executor
         self.on_simulation = on_simulation
 
+    @staticmethod
+    def source_spec(config: SearchConfig, name: str, code: str) -> SourceProtocol:
+        """Candidate code as the search runs it: sandboxed unless ``config.sandboxed`` is
+        false."""
+        source = SourceProtocol(name, code, origin=name, trusted=not config.sandboxed)
+        return SandboxedSource.of(source, config.sandbox)
+
     def spec(self, name: str, code: str) -> SourceProtocol:
-        source = SourceProtocol(name, code, origin=name, trusted=not self.config.sandboxed)
-        return SandboxedSource.of(source, self.config.sandbox)
+        return self.source_spec(self.config, name, code)
 
     def _evaluate(self, spec: ProtocolSpec) -> tuple[Evaluation, list[list[dict[str, Any]]]]:
         logs: dict[int, list[dict[str, Any]]] = {}

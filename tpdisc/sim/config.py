@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpdisc.agents.base import AgentParams
@@ -11,7 +12,7 @@ from tpdisc.agents.population import AGENT_TYPES, Population, parse_population, 
 from tpdisc.config_tree import decode, encode_fields
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
-from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.sandbox.config import SandboxConfig
 
 if TYPE_CHECKING:
@@ -143,3 +144,19 @@ class EvaluationConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "config") -> EvaluationConfig:
         return decode(cls, data, where)
+
+
+def anchor_protocols(data: Mapping[str, Any], folder: str | Path) -> dict[str, Any]:
+    """``data``, read from a file in ``folder``, with its relative protocol paths made
+    relative to that folder: a config file names its protocols wherever it is run from,
+    as a file beside it would expect. Baseline names and absolute paths stay as written."""
+    out = dict(data)
+    protocols = out.get("protocols")
+    if isinstance(protocols, list | tuple):
+        out["protocols"] = [
+            p
+            if not isinstance(p, str) or p in BASELINES or Path(p).is_absolute()
+            else str(Path(folder) / p)
+            for p in protocols
+        ]
+    return out

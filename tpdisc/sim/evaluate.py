@@ -43,6 +43,8 @@ class Evaluation:
     n_agents: int = 1  # to turn the per-simulation totals above into per-agent figures
     # per agent type, each mechanism number's mean over the simulations (tpdisc.sim.mechanism)
     mechanism: Mechanism = field(default_factory=dict)
+    # per simulation (in the order of ``seeds``), the mechanism numbers it gave
+    mechanism_runs: list[Mechanism] = field(default_factory=list)
     # per simulation, what the protocol's get_logs() returned
     protocol_logs: list[list[dict[str, Any]]] = field(default_factory=list)
 
@@ -64,6 +66,7 @@ class Evaluation:
             agent_stats=stats,
             n_agents=n_agents,
             mechanism=mean_mechanism(r.mechanism for r in results),
+            mechanism_runs=[r.mechanism for r in results],
             protocol_logs=[r.protocol_logs for r in results],
         )
 
@@ -93,9 +96,11 @@ class Evaluation:
             "final": self.final,
             "curve_mean": self.curve_mean(),
             "curve_sem": self.curve_sem(),
+            "curves": self.curves,
             "received_per_agent": [float(x) / self.n_agents for x in self.received],
             "agent_stats": self.agent_stats,
             "mechanism": self.mechanism,
+            "mechanism_per_simulation": self.mechanism_runs,
             "protocol_metrics": self.protocol_metrics(),
             "protocol_logs": self.protocol_logs,
         }

@@ -7,13 +7,17 @@ so progress bars move whatever the engine. Tasks are deterministic given their o
 
 from __future__ import annotations
 
+import ast
+import functools
 import multiprocessing
 import os
 import select
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any, TypeVar
 
 from tpdisc.errors import ConfigError
@@ -71,13 +75,50 @@ def die_with_parent(pool_owner: int) -> None:
     threading.Thread(target=watch, name="tpdisc-pool-owner-watch", daemon=True).start()
 
 
+def unguarded_main() -> str | None:
+    """The script this process runs, if it never tests ``__name__ == "__main__"``.
+
+    Workers started by ``spawn`` or ``forkserver`` import the main script again before
+    taking a task: without the guard they re-run its work, start pools of their own and
+    die, which the pool reports as "a worker process died unexpectedly". Interactive
+    sessions and ``python -c`` have no script to import, so nothing to guard.
+    """
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if path is None:
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            names = [node.left, *node.comparators]
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names) and any(
+                isinstance(n, ast.Constant) and n.value == "__main__" for n in names
+            ):
+                return None
+    return str(path)
+
+
+@functools.cache
+def _say_unguarded(script: str) -> None:
+    # Once per process: a script may make an executor per evaluation.
+    print(
+        f"tpdisc: {script} has no 'if __name__ == \"__main__\":' guard, and worker "
+        "processes import it again: simulating in this process only; put the script's work "
+        "under that guard to use every core",
+        file=sys.stderr,
+    )
+
+
 class ProcessExecutor(Executor):
     """A pool of worker processes on this machine, all cores by default.
 
     The pool starts at the first run and is reused until :meth:`close`. Workers are
     ordinary (non-daemonic) processes, so a task may start child processes of its own, as
     sandboxed protocols do. With the default ``forkserver``/``spawn`` start methods, a
-    script using this executor needs the usual ``if __name__ == "__main__":`` guard.
+    script using this executor needs the usual ``if __name__ == "__main__":`` guard; a
+    script without one is told so in one line and its simulations run in this process.
     """
 
     def __init__(self, workers: int | None = None, *, start_method: str | None = None) -> None:
@@ -91,6 +132,11 @@ class ProcessExecutor(Executor):
                 f"{', '.join(multiprocessing.get_all_start_methods())}"
             )
         self._pool: ProcessPoolExecutor | None = None
+        self._unguarded: str | None = None
+        if self.start_method != "fork":
+            self._unguarded = unguarded_main()
+            if self._unguarded is not None:
+                _say_unguarded(self._unguarded)
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -110,7 +156,7 @@ class ProcessExecutor(Executor):
     def run(
         self, tasks: Sequence[Task[R]], on_result: Callable[[R], None] | None = None
     ) -> list[R]:
-        if self.workers == 1 or len(tasks) <= 1:
+        if self.workers == 1 or len(tasks) <= 1 or self._unguarded is not None:
             return SerialExecutor().run(tasks, on_result)
         packer = PayloadPacker()
         payloads = [packer.pack(t) for t in tasks]

@@ -13,7 +13,7 @@ from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.resolve import unique_names
 from tpdisc.sandbox import load_protocols
-from tpdisc.sim.config import EvaluationConfig
+from tpdisc.sim.config import EvaluationConfig, anchor_protocols
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated, prepare_simulation
 from tpdisc.sim.executor_base import Executor
 
@@ -24,8 +24,9 @@ OnResult = Callable[[str, Any], None]
 
 
 def load_config(cls: type[T], path: str | Path) -> T:
-    """A config tree (``EvaluationConfig``, ``SearchConfig``, ``SimConfig``…) from YAML."""
-    return decode(cls, read_yaml(path), str(path))
+    """A config tree (``EvaluationConfig``, ``SearchConfig``, ``SimConfig``…) from YAML;
+    relative protocol paths in it are relative to the file's folder."""
+    return decode(cls, anchor_protocols(read_yaml(path), Path(path).parent), str(path))
 
 
 @dataclass(frozen=True)

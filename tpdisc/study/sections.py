@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tpdisc.report.site import page_name
 from tpdisc.study.markup import (
     DASH,
     Markup,
@@ -126,7 +127,7 @@ def search(view: View) -> Markup:
         elif browser is None:
             best = f"{num(top['fitness'])} ({top['name']})"
         else:
-            page = link(f"{browser}/protocols/{top['id']}.html", top["name"])
+            page = link(f"{browser}/protocols/{page_name(top['name'], top['id'])}", top["name"])
             best = Markup(f"{num(top['fitness'])} ({page})")
         rows.append(
             [label, run["kind"], f"{done} / {data['iterations']}", run["valid_protocols"], best,

@@ -1,0 +1,58 @@
+"""Re-scoring a search's best protocols on fresh seeds: which seeds, and what is said."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from tpdisc.errors import ConfigError
+from tpdisc.search.archive import Candidate, Rescore
+from tpdisc.search.config import SearchConfig
+from tpdisc.search.progress import SearchProgress
+from tpdisc.search.rescore import RescoreResult, fresh_seeds
+
+
+def candidate(pid: int, name: str, fitness: float) -> Candidate:
+    return Candidate(
+        name=name,
+        iteration=pid,
+        attempt=0,
+        mode="improve",
+        status="valid",
+        proposer="offline",
+        fitness_mean=fitness,
+        id=pid,
+    )
+
+
+def test_fresh_seeds_follow_the_search_and_never_overlap_it() -> None:
+    config = SearchConfig(sims=10)
+    assert fresh_seeds(config) == list(range(10, 20))
+    assert fresh_seeds(config, 30) == list(range(30, 40))
+    with pytest.raises(ConfigError, match=r"seeds 5\.\.14 are not fresh.*start at 10"):
+        fresh_seeds(config, 5)
+
+
+def test_the_verdict_names_another_protocol_when_it_is_best_on_fresh_seeds() -> None:
+    top = [candidate(14, "i0009", 79.1), candidate(2, "paired", 76.0)]
+    result = RescoreResult(list(range(30, 60)), top)
+    result.rescored = {
+        14: Rescore(14, result.seeds, [], 74.1, 0.8),
+        2: Rescore(2, result.seeds, [], 75.0, 0.7),
+    }
+    verdict = result.verdict()
+    assert verdict is not None
+    assert "best of these 2 is paired (75.00 ± 0.70), not i0009" in verdict
+    assert "(79.10; 74.10 there)" in verdict and "30..59" in verdict
+    result.rescored[14] = Rescore(14, result.seeds, [], 77.0, 0.5)
+    assert (result.verdict() or "").startswith("i0009 stays the best of these 2")
+
+
+def test_the_simulations_bar_is_gone_when_the_search_ends() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    with SearchProgress(console, 3, 0, 10, show_cost=False) as progress:
+        assert len(progress.progress.tasks) == 2
+    assert [t.description for t in progress.progress.tasks] == ["iterations"]
