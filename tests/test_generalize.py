@@ -164,6 +164,8 @@ def test_generalize_command_on_the_toy_game(tmp_path: Path) -> None:
         )
         assert row["best_baseline"] in ("asocial", "paired")
         assert row["evolved"].keys() == {"rarity_first"}
+        # one protocol: nothing to test with the protocol as the unit
+        assert row["n_protocols"] == 1 and row["p_protocols"] is None
     reason = result.stderr.splitlines()[0].split(": ", 1)[1]
     assert data["skipped"] == [{"name": "llm", "reason": reason}]
     assert (tmp_path / "figs" / "generalization.png").stat().st_size > 0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from tpdisc.analysis.stats import pairwise, stars, versus_reference, welch_greater
+from tpdisc.analysis.stats import mean_above, pairwise, stars, versus_reference, welch_greater
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,15 @@ def test_welch_greater_matches_scipy() -> None:
     )
     assert p + welch_greater(b, a) == pytest.approx(1.0)
     assert welch_greater(a + 10, b) < 1e-6
+
+
+def test_mean_above_takes_the_protocol_as_the_unit() -> None:
+    means = [80.0, 84.0, 77.0, 90.0, 83.0]
+    p = mean_above(means, 75.0)
+    assert p == pytest.approx(scipy_stats.ttest_1samp(means, 75.0, alternative="greater").pvalue)
+    assert mean_above(means, 95.0) > 0.99
+    assert np.isnan(mean_above([80.0], 75.0))
+    assert (mean_above([80.0, 80.0], 75.0), mean_above([70.0, 70.0], 75.0)) == (0.0, 1.0)
 
 
 def test_welch_greater_degenerate_samples() -> None:

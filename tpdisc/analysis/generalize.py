@@ -23,7 +23,7 @@ import numpy as np
 
 from tpdisc.agents.llm.config import LLMAgentConfig
 from tpdisc.analysis.plots import save_figure, short_label
-from tpdisc.analysis.stats import stars, welch_greater
+from tpdisc.analysis.stats import mean_above, stars, welch_greater
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
@@ -213,6 +213,13 @@ class SettingResult:
     def p(self) -> float:
         return welch_greater(self.evolved_sample, self.best_baseline.final)
 
+    @property
+    def p_protocols(self) -> float:
+        """With the protocol as the unit (as the reference tests): a one-sided one-sample
+        t-test of the evolved protocols' means against the best baseline's mean (nan with
+        fewer than two protocols)."""
+        return mean_above([ev.mean for ev in self.evolved], self.best_baseline.mean)
+
     def to_json(self) -> dict[str, Any]:
         best = self.best_baseline
 
@@ -230,6 +237,9 @@ class SettingResult:
             "improvement": number(self.improvement),
             "p": number(self.p),
             "stars": stars(self.p),
+            "p_protocols": number(self.p_protocols),
+            "stars_protocols": stars(self.p_protocols),
+            "n_protocols": len(self.evolved),
             "reference_improvement": self.setting.reference_gain,
             "reachable": self.reachable,
             "evolved": {ev.protocol: {"mean": ev.mean, "sem": ev.sem} for ev in self.evolved},
@@ -256,7 +266,9 @@ class Generalization:
             "baselines": list(self.baseline_names),
             "sims": self.sims,
             "test": "one-sided Welch t-test, evolved (every simulation of every given "
-            "protocol, pooled) > best baseline; stars * p<.05 ** p<.01 *** p<.001",
+            "protocol, pooled) > best baseline; p_protocols: the protocol as the unit, a "
+            "one-sided one-sample t-test of the protocols' means > the best baseline's mean; "
+            "stars * p<.05 ** p<.01 *** p<.001",
             "base": self.base,
         }
 

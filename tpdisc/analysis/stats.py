@@ -18,6 +18,17 @@ def stars(p: float) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
 
 
+def mean_above(sample: Sequence[float], value: float) -> float:
+    """One-sided one-sample t-test p-value for ``mean(sample) > value`` (nan when undefined:
+    fewer than two values)."""
+    x = np.asarray(sample, dtype=float)
+    if x.size < 2:
+        return float("nan")
+    if x.var() == 0:
+        return 0.0 if x.mean() > value else 1.0
+    return float(stats.ttest_1samp(x, value, alternative="greater").pvalue)
+
+
 def welch_greater(a: Sequence[float], b: Sequence[float]) -> float:
     """One-sided Welch t-test p-value for ``mean(a) > mean(b)`` (nan when undefined)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)

@@ -215,11 +215,12 @@ def _generalization_table(study: Any) -> Table:
     table = Table(
         title=f"Generalization ({study.sims} sims per protocol and setting)",
         caption="evolved: mean over the given protocols ± sem over their pooled simulations; "
-        "p: one-sided Welch t-test, evolved > best baseline; reach.: elements the setting's "
-        "game lets the group reach. The study's gains are in the --json output.",
+        "p: one-sided Welch t-test, evolved > best baseline (simulations pooled); p (N): the "
+        "protocol as the unit, one-sample t-test of the protocols' means; reach.: elements "
+        "the setting's game lets the group reach. The study's gains are in the --json output.",
     )
     table.add_column("setting", no_wrap=True)
-    for header in ("reach.", "evolved", "best baseline", "its mean", "gain", "p"):
+    for header in ("reach.", "evolved", "best baseline", "its mean", "gain", "p", "p (N)"):
         # numbers stay whole on narrow terminals; baseline names give way
         table.add_column(header, justify="right", no_wrap=header != "best baseline")
     for r in study.results:
@@ -232,6 +233,7 @@ def _generalization_table(study: Any) -> Table:
             f"{best.mean:.1f} ± {best.sem:.1f}",
             f"{r.improvement:+.1f}%",
             f"{r.p:.2g} {stars(r.p)}".strip(),
+            f"{r.p_protocols:.2g} {stars(r.p_protocols)}".strip(),
         )
     return table
 

@@ -221,12 +221,13 @@ def generalization(view: View) -> Markup:
          mean_sem(s["evolved_mean"], s["evolved_sem"]),
          mean_sem(s["best_baseline_mean"], s["best_baseline_sem"]),
          num(s["improvement"]), f"{pval(s['p'])} {s['stars']}".strip(),
+         f"{pval(s.get('p_protocols'))} {s.get('stars_protocols', '')}".strip(),
          num(s["reference_improvement"]), s["reachable"]]
         for s in data["settings"]
     ]  # fmt: skip
     numbers = table(
         ["setting", "description", "best baseline", "evolved coverage", "baseline coverage",
-         "gain %", "p", "reference gain %", "reachable"],
+         "gain %", "p (simulations)", "p (protocols)", "reference gain %", "reachable"],
         rows, labels=3,
     )  # fmt: skip
     skipped = [f"{s['name']}: {s['reason']}" for s in data.get("skipped", [])]
