@@ -19,7 +19,9 @@ from typing import Any
 
 from benchlib import full_domain, load, parser, report, timed
 
+from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.model import DEFAULT_MODEL, MODELS, named_model
 from tpdisc.agents.empowerment.prior.store import ensure_prior
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
@@ -69,12 +71,19 @@ class AgentClock:
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--repeat", type=int, default=3, help="Repetitions of each timing.")
+    p.add_argument(
+        "--empowerment-model",
+        default=DEFAULT_MODEL,
+        choices=list(MODELS),
+        help="The agents' named model (default: the default one).",
+    )
     args = p.parse_args()
     domain = full_domain(args.recipes)
     t0 = time.perf_counter()
     prior, path = ensure_prior(domain.graph, "ngram")
     load_seconds = time.perf_counter() - t0
-    config = SimConfig(n_agents=AGENTS, n_steps=STEPS, agent_type="empowerment")
+    params = AgentParams(empowerment=named_model(args.empowerment_model))
+    config = SimConfig(n_agents=AGENTS, n_steps=STEPS, agent_type="empowerment", params=params)
     protocol = BaselineProtocol("paired")
     seeds = list(range(SIMS))
     agent_steps = SIMS * AGENTS * STEPS
@@ -102,7 +111,8 @@ def main() -> None:
     per_step_us = 1e6 * agent_total / agent_steps
     build = prior.meta["build"]
     lines = [
-        f"Paired baseline, {SIMS} sims × {AGENTS} empowerment agents × {STEPS} steps "
+        f"Paired baseline, {SIMS} sims × {AGENTS} empowerment agents "
+        f"({params.empowerment.label}) × {STEPS} steps "
         f"({agent_steps:,} agent-steps), n-gram prior (top {prior.top_k} results kept), "
         f"final coverage {serial_eval.mean:.1f} ± {serial_eval.sem:.1f}.",
         "",

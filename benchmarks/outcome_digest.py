@@ -43,6 +43,9 @@ PARAMS = {
     "received=prior": AgentParams(empowerment=replace(PREVIOUS, received="prior")),
     "zscore=no": AgentParams(empowerment=replace(PREVIOUS, zscore=False)),
     "fallback=any": AgentParams(empowerment=replace(PREVIOUS, fallback="any")),
+    # the default model since the identification study (docs/fidelity.md)
+    "calibrated": AgentParams(),
+    "paper-literal": AgentParams(empowerment=named_model("paper-literal")),
 }
 VARIANTS = ("full", "depth-limited", "dropout", "3-item", "heterogeneous")
 # (variant, agents: a type or a population, n_agents, n_steps, params, baseline, seed)

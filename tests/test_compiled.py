@@ -21,7 +21,7 @@ from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.compiled import reference_mode, use_kernels
 from tpdisc.agents.empowerment.agent import EmpowermentAgent
 from tpdisc.agents.empowerment.kernels import pairwise_sum, pick
-from tpdisc.agents.empowerment.model import EmpowermentModel
+from tpdisc.agents.empowerment.model import EmpowermentModel, named_model
 from tpdisc.agents.empowerment.prior.build import Prior, PriorSettings, build_prior
 from tpdisc.agents.empowerment.prior.mlp import Training
 from tpdisc.agents.empowerment.prior.models import LinkSettings, ResultSettings
@@ -35,19 +35,22 @@ from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
 
 GRAPH = parse_wordcraft(TOY, "toy")
+# The model these tests were written for; the calibrated default has tests of its own.
+PREVIOUS = named_model("previous")
 N = GRAPH.n_elements
 CHOICES = [
     EmpowermentModel(),
-    EmpowermentModel(owned="zero"),
-    EmpowermentModel(owned="ignore"),
-    EmpowermentModel(received="prior"),
-    EmpowermentModel(zscore=False),
-    EmpowermentModel(fallback="any"),
-    EmpowermentModel(owns="usable"),
-    EmpowermentModel(remember="step"),
-    EmpowermentModel(owns="usable", remember="step", received="zero"),
-    EmpowermentModel(received_worth=0.25, bias="unowned"),
-    EmpowermentModel(noise="pair", noise_sd=0.3),
+    PREVIOUS,
+    replace(PREVIOUS, owned="zero"),
+    replace(PREVIOUS, owned="ignore"),
+    replace(PREVIOUS, received="prior"),
+    replace(PREVIOUS, zscore=False),
+    replace(PREVIOUS, fallback="any"),
+    replace(PREVIOUS, owns="usable"),
+    replace(PREVIOUS, remember="step"),
+    replace(PREVIOUS, owns="usable", remember="step", received="zero"),
+    replace(PREVIOUS, received_worth=0.25, bias="unowned"),
+    replace(PREVIOUS, noise="pair", noise_sd=0.3),
 ]
 
 
@@ -168,7 +171,7 @@ def lockstep(
             agent.observe_received(memories)
 
 
-@pytest.mark.parametrize("choices", CHOICES, ids=lambda c: c.changes() or "default")
+@pytest.mark.parametrize("choices", CHOICES, ids=lambda c: f"{c.name}:{c.changes()}")
 def test_empowerment_kernels_follow_the_reference(prior: Prior, choices: EmpowermentModel) -> None:
     for seed in range(3):
         reference, compiled = pair_of_agents(prior, choices)
@@ -178,7 +181,7 @@ def test_empowerment_kernels_follow_the_reference(prior: Prior, choices: Empower
             assert_same_state(reference, compiled)
 
 
-@pytest.mark.parametrize("choices", CHOICES[:3], ids=lambda c: c.changes() or "default")
+@pytest.mark.parametrize("choices", CHOICES[:3], ids=lambda c: f"{c.name}:{c.changes()}")
 def test_kept_social_pairs_and_near_rows_follow_the_reference(
     prior: Prior, choices: EmpowermentModel
 ) -> None:
@@ -215,7 +218,7 @@ def test_kept_social_pairs_and_near_rows_follow_the_reference(
 def test_fallback_choices_follow_the_reference(prior: Prior) -> None:
     """Nothing worth anything in a game without children: the uniform fallback draws."""
     barren = GRAPH.restricted_to(GRAPH.base)
-    for choices in (EmpowermentModel(), EmpowermentModel(fallback="any")):
+    for choices in (EmpowermentModel(), PREVIOUS, replace(PREVIOUS, fallback="any")):
         reference, compiled = pair_of_agents(prior, choices, barren)
         for state, draw, social in lockstep(reference, compiled, 5, steps=20):
             expected = reference.choose(state, social, np.random.default_rng(draw))
@@ -229,7 +232,7 @@ def test_fallback_choices_follow_the_reference(prior: Prior) -> None:
 def test_softmax_draw_over_many_options_follows_the_reference(prior: Prior, zscore: bool) -> None:
     """Above BAND_MIN entries the draw weighs only a band: the same on both paths, -inf
     entries and social options included."""
-    reference, compiled = pair_of_agents(prior, EmpowermentModel(zscore=zscore))
+    reference, compiled = pair_of_agents(prior, replace(PREVIOUS, zscore=zscore))
     data = np.random.default_rng(11)
     # a few options far above the rest put the rest outside the band
     high, spread = (1e6, 5e4) if zscore else (100.0, 2.0)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tpdisc.agents.base import AgentParams
-from tpdisc.agents.empowerment.model import EmpowermentModel, PriorChoice
+from tpdisc.agents.empowerment.model import EmpowermentModel, PriorChoice, named_model
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
 from tpdisc.llm.client import LLMConfig, ModelPrice
@@ -106,9 +108,7 @@ def test_a_file_of_the_flat_format_is_read_into_the_tree(tmp_path) -> None:
         n_agents=4,
         n_steps=8,
         agent_type="stochastic",
-        params=AgentParams(
-            empowerment=EmpowermentModel(name="previous", prior=PriorChoice(seed=2))
-        ),
+        params=AgentParams(empowerment=replace(named_model("previous"), prior=PriorChoice(seed=2))),
         variant=VariantSpec("3-item"),
     )
     assert config.sandbox.time_limit == 5.0
@@ -121,7 +121,7 @@ def test_resumed_run_may_extend_but_not_change_fitness_settings() -> None:
     with pytest.raises(ConfigError, match="sims=5"):
         config.resumed_with({"sims": 6})
     with pytest.raises(
-        ConfigError, match=r"sim.params.empowerment.beta=0.5; .* cannot change it to 0.1"
+        ConfigError, match=r"sim.params.empowerment.beta=4.0; .* cannot change it to 0.1"
     ):
         config.resumed_with({"sim": {"params": {"empowerment": {"beta": 0.1}}}})
     elsewhere = config.resumed_with({"executor": ExecutorConfig("serial")})

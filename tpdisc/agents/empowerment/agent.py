@@ -43,6 +43,9 @@ from tpdisc.agents.compiled import use_kernels
 from tpdisc.agents.empowerment import kernels
 from tpdisc.agents.empowerment.kernels import (
     FAILURE,
+    LEARN_PRIOR,
+    LEARN_RESULT,
+    LEARN_TRIED,
     OWN_SUCCESS,
     UNKNOWN,
     ZERO,
@@ -58,6 +61,9 @@ from tpdisc.agents.empowerment.options import (
 )
 from tpdisc.agents.empowerment.tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
+
+# What a received success teaches, by the model's ``received`` (the kernels' codes).
+RECEIVED_CODES = {"item": LEARN_RESULT, "prior": LEARN_PRIOR, "zero": LEARN_TRIED}
 
 
 class EmpowermentAgent(Agent):
@@ -112,10 +118,9 @@ class EmpowermentAgent(Agent):
         # received successes known for one step only (remember=step): (pair id, code)
         self._pending: list[tuple[int, int]] = []
         # owns=usable, during a decision: what counts as owned when an outcome is valued
-        # (the inventory and this step's social elements), and a store of social pairs
-        # valued that way, laid out anew at each decision
+        # (the inventory and this step's social elements)
         self._usable_now: np.ndarray | None = None
-        self._usable_pairs = SocialPairs(tables.n, tables.top_idx.shape[1], tables.top_idx.dtype)
+        self._usable_mask = np.zeros(tables.n, dtype=bool)  # the kernels' view of it
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
@@ -277,9 +282,7 @@ class EmpowermentAgent(Agent):
         self.row_of[pid] = np.arange(rows.size + 1, rows.size + m + 1, dtype=np.int32)
         rows.size += m
 
-    def _prior_terms(
-        self, pid: np.ndarray, u: np.ndarray | None = None, owned_weight: np.ndarray | None = None
-    ) -> tuple[np.ndarray, ...]:
+    def _prior_terms(self, pid: np.ndarray) -> tuple[np.ndarray, ...]:
         """The (a, b, c, d) terms of pairs ``pid`` (see
         :class:`~tpdisc.agents.empowerment.options.Rows`), and what builds them."""
         t = self.tables
@@ -291,13 +294,11 @@ class EmpowermentAgent(Agent):
         dtop = t.top_p.take(pid, axis=0).astype(np.float64)
         dtop -= rho[:, None]
         # einsum: the row sums of a product without the product, about twice as fast here
-        u = self.u if u is None else u
-        owned_weight = self.owned_weight if owned_weight is None else owned_weight
-        a = ps * (t.expect.take(pid) + np.einsum("ij,ij->i", dtop, u.take(top)))
+        a = ps * (t.expect.take(pid) + np.einsum("ij,ij->i", dtop, self.u.take(top)))
         b = ps * rho
         if not self.renormalise:  # c and d are read only when renormalising
             return a, b, b, b, ps, top, dtop
-        c = np.einsum("ij,ij->i", dtop, owned_weight.take(top))
+        c = np.einsum("ij,ij->i", dtop, self.owned_weight.take(top))
         return a, b, c, rho, ps, top, dtop
 
     def _known_values(self, code: np.ndarray, owned: np.ndarray | None = None) -> np.ndarray:
@@ -408,10 +409,8 @@ class EmpowermentAgent(Agent):
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
         n = self.tables.n
-        keep_results = self.choices.received == "item"
-        if self.choices.received == "zero":  # known, worth nothing: as a failure would be
-            memories = [(a, b, FAILED) for a, b, _ in memories]
-        if keep_results and self.choices.remember == "step":
+        received = RECEIVED_CODES[self.choices.received]
+        if received == LEARN_RESULT and self.choices.remember == "step":
             self._pending = [(self._pair_id(a, b), r + 1) for a, b, r in memories if r != FAILED]
             memories = [m for m in memories if m[2] == FAILED]
             if not memories:
@@ -420,7 +419,7 @@ class EmpowermentAgent(Agent):
             rows, live = self.rows, self.live
             live.count, live.total, live.squares, live.dirty = kernels.learn(
                 np.array(memories, dtype=np.int64).reshape(-1, 3),
-                keep_results,
+                received,
                 self.tables.pair_id,
                 (self.known, self.row_of, self.known_item, self.owned),
                 (rows.code, rows.frozen, rows.a, rows.value),
@@ -432,9 +431,9 @@ class EmpowermentAgent(Agent):
             )
             return
         for a, b, r in memories:
-            if r == FAILED:
-                code = FAILURE
-            elif keep_results:
+            if r == FAILED or received == LEARN_TRIED:
+                code = FAILURE  # known, and worth nothing
+            elif received == LEARN_RESULT:
                 code = r + 1
             else:
                 continue  # received successes are left to the prior
@@ -479,16 +478,20 @@ class EmpowermentAgent(Agent):
         """Pair ids of the pairs needing the social elements ``extra`` (see
         :meth:`_social_pairs`) and their empowerment before what the agent knows of them.
 
+        With ``owns=usable`` the social elements count as owned in these values: usable
+        this step, making one of them is worth nothing now (the terms the agent keeps are
+        those of what it owns, and each pair with one of ``extra`` among its top results is
+        corrected as :func:`~tpdisc.agents.empowerment.kernels._usable_terms` says).
+
         For one social element this is kept until the next gain changes it: the same item
         often comes back in the steps between two gains, and its pairs with the inventory
         are a late game's largest gather.
         """
-        if self.choices.owns == "usable":
-            return self._social_prior_usable(extra)
         single = int(extra[0]) if extra.size == 1 else None
         cached = self._social_cache.get(single) if single is not None else None
         if cached is not None:
             return cached
+        usable = self.choices.owns == "usable"
         if self.compiled:
             kept, m = self._social_pairs_kept, len(self.inventory)
             kept.reserve(extra.size, m)
@@ -504,47 +507,50 @@ class EmpowermentAgent(Agent):
                 self.renormalise,
                 kept.arrays(),
                 kept.used,
+                self._usable_mask,
+                self.item,
+                usable,
             )
             prior = (pid, values)
         else:
             pid = self._social_pairs(extra)
-            a, b, c, d, *_ = self._prior_terms(pid)
-            prior = (pid, self._values(a, b, c, d))
+            a, b, c, d, ps, top, dtop = self._prior_terms(pid)
+            u_sum, n_owned = self.u_sum, self.n_owned
+            if usable:
+                a, c = self._usable_terms(extra, a, c, ps, top, dtop)
+                u_sum -= float(self.item[extra].sum())
+                n_owned += extra.size
+            prior = (pid, self._values(a, b, c, d, u_sum=u_sum, n_owned=n_owned))
         if single is not None:
             self._social_cache[single] = prior
         return prior
 
-    def _social_prior_usable(self, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_social_prior` valuing outcomes as if the social elements were owned:
-        they are usable this step, so making one of them is worth nothing now."""
-        worth = self.item[extra]
-        u = self.u.copy()
-        u[extra] -= worth
-        owned_weight = self.owned_weight.copy()
-        owned_weight[extra] = 1.0
-        u_sum, n_owned = self.u_sum - float(worth.sum()), self.n_owned + extra.size
-        if self.compiled:
-            store, m = self._usable_pairs, len(self.inventory)
-            store.block[extra] = 0  # no pair kept: this valuation holds for one decision
-            store.used = 0
-            store.reserve(extra.size, m)
-            pid, values, _ = kernels.social_prior(
-                extra,
-                self.inventory_ids[:m],
-                self.tables.pair_id,
-                self._prior_tables,
-                u,
-                owned_weight,
-                u_sum,
-                n_owned,
-                self.renormalise,
-                store.arrays(),
-                0,
-            )
-            return pid, values
-        pid = self._social_pairs(extra)
-        a, b, c, d, *_ = self._prior_terms(pid, u, owned_weight)
-        return pid, self._values(a, b, c, d, u_sum=u_sum, n_owned=n_owned)
+    def _usable_terms(
+        self,
+        extra: np.ndarray,
+        a: np.ndarray,
+        c: np.ndarray,
+        ps: np.ndarray,
+        top: np.ndarray,
+        dtop: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' ``_usable_terms`` for every pair: the (a, c) terms with the elements
+        ``extra`` counted as owned, summed in the same order (few pairs have one of them
+        among their top results: a scalar loop over those)."""
+        mask = np.zeros(self.tables.n, dtype=bool)
+        mask[extra] = True
+        hits = mask.take(top)
+        a, c = a.copy(), c.copy()  # c may be the same array as b
+        for i in np.flatnonzero(hits.any(axis=1)).tolist():
+            ca = cc = 0.0
+            for j in np.flatnonzero(hits[i]).tolist():
+                dt = float(dtop[i, j])
+                ca += dt * float(self.item[top[i, j]])
+                cc += dt
+            a[i] = a[i] - ps[i] * ca
+            if self.renormalise:
+                c[i] = c[i] + cc
+        return a, c
 
     def _social_values(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Empowerment of social pairs ``pid`` worth ``prior`` before what the agent knows of
@@ -612,7 +618,12 @@ class EmpowermentAgent(Agent):
     # -- choice ------------------------------------------------------------------------------
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
-        usable_now = self.choices.owns == "usable" and len(social) > 0
+        # Known successes to value with the social elements as owned: only where a received
+        # success is known at all (received=item); the social pairs' prior values count
+        # them as owned whenever owns=usable (see _social_prior).
+        usable_now = (
+            self.choices.owns == "usable" and self.choices.received == "item" and len(social) > 0
+        )
         if not self._pending and not usable_now:
             return self._choose(state, social, rng)
         if self.noise is None:

@@ -32,6 +32,9 @@ BAND_MIN = 1024  # below, leaving options out costs more than weighing them
 UNKNOWN, FAILURE, OWN_SUCCESS = 0, -1, -2
 FAILED = -1  # a memory's result on failure (tpdisc.agents.base.FAILED)
 UNIFORM, WEIGH = -1, -2  # what prepare_draw leaves to its caller
+# What a received success teaches (the empowerment model's ``received``): its result, for a
+# certain success worth EmpItem of it; nothing; or that the pair is tried, worth nothing.
+LEARN_RESULT, LEARN_PRIOR, LEARN_TRIED = 0, 1, 2
 
 
 @inline
@@ -189,6 +192,41 @@ def _finish_row(
 
 
 @inline
+def _usable_terms(
+    p: int,
+    a: float,
+    c: float,
+    top: np.ndarray,
+    r: int,
+    usable: np.ndarray,
+    item: np.ndarray,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    renormalise: bool,
+) -> tuple[float, float]:
+    """The (a, c) terms of pair ``p`` (top results in ``top[r]``) when the elements marked
+    ``usable`` count as owned: each of its top results among them is worth nothing, as
+    ``u`` less that element's EmpItem and an owned weight of 1 would give. Summed in the
+    order of the top results, as the agent's reference does."""
+    p_success, resid, _, _, top_p = tables
+    rho = resid[p]
+    ca = 0.0
+    cc = 0.0
+    hit = False
+    for j in range(top.shape[1]):
+        e = top[r, j]
+        if usable[e]:
+            dt = np.float64(top_p[p, j]) - rho
+            ca += dt * item[e]
+            cc += dt
+            hit = True
+    if hit:
+        a = a - p_success[p] * ca
+        if renormalise:
+            c = c + cc
+    return a, c
+
+
+@inline
 def _value(
     a: float, b: float, c: float, d: float, u_sum: float, n_owned: int, renormalise: bool
 ) -> float:
@@ -303,7 +341,7 @@ def live_options(
 @kernel
 def learn(
     memories: np.ndarray,
-    keep_results: bool,
+    received: int,
     pair_id: np.ndarray,
     agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
@@ -326,9 +364,9 @@ def learn(
     for i in range(memories.shape[0]):
         ea, eb, result = memories[i, 0], memories[i, 1], memories[i, 2]
         p = pair_id[min(ea, eb), max(ea, eb)]
-        if result == FAILED:
+        if result == FAILED or received == LEARN_TRIED:
             new_code = FAILURE
-        elif keep_results:
+        elif received == LEARN_RESULT:
             new_code = result + 1
         else:
             continue  # received successes are left to the prior
@@ -399,6 +437,9 @@ def social_prior(
     renormalise: bool,
     store: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     used: int,
+    usable: np.ndarray,
+    item: np.ndarray,
+    any_usable: bool,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Pair ids of the pairs needing the social elements ``extra`` (each with the
     inventory, the extra elements before it and itself) and their empowerment before what
@@ -412,7 +453,19 @@ def social_prior(
     computed again, as are the pairs with the elements gained since. Each term comes out
     as a fresh computation would give it, since the same operations read the same
     numbers; then every value is computed, as the sums ``u_sum`` and ``n_owned`` moved.
+
+    With ``any_usable``, the elements ``extra`` count as owned when the values are computed
+    (``u_sum`` less their EmpItem, ``n_owned`` plus their number, and each pair corrected as
+    :func:`_usable_terms` says, marking them in the caller's all-false ``usable`` for the
+    call); the kept terms stay those of what the agent owns.
     """
+    if any_usable:
+        worth = np.empty(extra.size)
+        for i in range(extra.size):
+            usable[extra[i]] = True
+            worth[i] = item[extra[i]]
+        u_sum = u_sum - pairwise_sum(worth, 0, extra.size)
+        n_owned = n_owned + extra.size
     block, store_pid, store_top, store_terms = store
     m = inventory.size
     size = 0
@@ -468,14 +521,13 @@ def social_prior(
         block[e, 0], block[e, 1], block[e, 2] = start, m, room
         for r in range(start, start + m):
             pid[j] = store_pid[r]
+            a, c = store_terms[r, 0], store_terms[r, 2]
+            if any_usable:
+                a, c = _usable_terms(
+                    store_pid[r], a, c, store_top, r, usable, item, tables, renormalise
+                )
             values[j] = _value(
-                store_terms[r, 0],
-                store_terms[r, 1],
-                store_terms[r, 2],
-                store_terms[r, 3],
-                u_sum,
-                n_owned,
-                renormalise,
+                a, store_terms[r, 1], c, store_terms[r, 3], u_sum, n_owned, renormalise
             )
             j += 1
         # the pairs with the extra elements up to itself: few, computed each time
@@ -484,10 +536,14 @@ def social_prior(
         _fresh_rows(among[: i + 1], tables, u, owned_weight, renormalise, top, terms)
         for q in range(i + 1):
             pid[j] = among[q]
-            values[j] = _value(
-                terms[q, 0], terms[q, 1], terms[q, 2], terms[q, 3], u_sum, n_owned, renormalise
-            )
+            a, c = terms[q, 0], terms[q, 2]
+            if any_usable:
+                a, c = _usable_terms(among[q], a, c, top, q, usable, item, tables, renormalise)
+            values[j] = _value(a, terms[q, 1], c, terms[q, 3], u_sum, n_owned, renormalise)
             j += 1
+    if any_usable:
+        for i in range(extra.size):
+            usable[extra[i]] = False
     return pid, values, used
 
 

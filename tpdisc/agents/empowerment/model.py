@@ -77,12 +77,12 @@ class EmpowermentModel:
     """
 
     name: str = "calibrated"
-    beta: float = 0.5
+    beta: float = 4.0
     zscore: bool = True
-    received: str = "item"
+    received: str = "zero"
     received_worth: float = 1.0
     remember: str = "always"
-    owns: str = "inventory"
+    owns: str = "usable"
     owned: str = "renormalise"
     bias: str = "any"
     noise: str = "element"
@@ -195,15 +195,19 @@ def _text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-# Complete sets of choices by name. ``paper-literal`` reads the reference's text literally:
-# its temperature (0.05, on z-scored values as in Brändle et al.'s code), a received success
-# a certain one worth EmpItem of its result for good, owned results worth 0 inside the sum,
-# the per-element noise. ``previous`` is tpdisc's default before docs/fidelity.md's
-# identification study (kept so that earlier results can be reproduced).
+# Complete sets of choices by name (the fields' defaults are ``calibrated``'s).
+# ``calibrated``: identified from the reference's published protocols (docs/fidelity.md): a
+# received memory marks its pair as tried, as Brändle et al.'s simulated agents never repeat
+# a combination and tpdisc's stochastic agents do not; this step's social elements count as
+# owned when outcomes are valued; a flat softmax (β 4 on z-scored values) over the pairs worth
+# something. ``paper-literal`` reads the reference's text literally: its temperature (0.05,
+# on z-scored values as in Brändle et al.'s code), a received success a certain one worth
+# EmpItem of its result for good, owned results worth 0 inside the sum. ``previous`` is
+# tpdisc's default before that study, kept so that earlier results can be reproduced.
 MODELS: dict[str, dict[str, Any]] = {
     "calibrated": {},
-    "paper-literal": {"beta": 0.05, "owned": "zero"},
-    "previous": {},
+    "paper-literal": {"beta": 0.05, "received": "item", "owns": "inventory", "owned": "zero"},
+    "previous": {"beta": 0.5, "received": "item", "owns": "inventory"},
 }
 DEFAULT_MODEL = "calibrated"
 
