@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # The experiment of docs/analysis.md: five generation-only searches with the offline
 # proposer (60 iterations each: 300 protocols), then every analysis of `tpdisc analyze`.
-# Usage: TPDISC_RECIPES=PATH bash benchmarks/analysis_experiment.sh [OUT]   (about 45 min
-# on 2 cores; an empty cache by default, so the prior is built first; rerunning resumes).
+# Usage: TPDISC_RECIPES=PATH [MODEL=NAME] bash benchmarks/analysis_experiment.sh [OUT]
+# (about 45 min on 2 cores; an empty cache by default, so the prior is built first;
+# rerunning resumes). MODEL: the agents' --empowerment-model (default: calibrated; the
+# figures in docs/analysis.md are MODEL=previous's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/analysis}
+MODEL=${MODEL:-calibrated}
 export TPDISC_CACHE=${TPDISC_CACHE:-$(mktemp -d)}
 mkdir -p "$OUT/runs"
 date -u +"start %FT%TZ"; git rev-parse --short HEAD
 for s in 0 1 2 3 4; do
   if [ ! -f "$OUT/runs/gen$s/done" ]; then
     tpdisc evolve --run-dir "$OUT/runs/gen$s" --generation-only --iterations 60 --seed "$s" \
+      --empowerment-model "$MODEL" \
       && touch "$OUT/runs/gen$s/done"
   fi
 done
