@@ -67,19 +67,14 @@ STOCHASTIC_GAIN = 0.10  # e: with stochastic agents, over the best baseline
 CHOICES = (
     "",
     "beta=0.05",
-    "beta=1",
-    "zscore=no",
+    "beta=4",
     "received=prior",
     "received=zero",
-    "received_worth=0.25",
     "remember=step",
     "owns=usable",
     "owned=zero",
-    "owned=ignore",
     "bias=unowned",
-    "noise=pair",
-    "noise_sd=0.3",
-    "fallback=any",
+    "noise=pair;noise_sd=0.3",
 )
 
 
@@ -326,6 +321,9 @@ def main() -> None:
     p.add_argument("--sims", type=int, default=30)
     p.add_argument("--save", default=None, help="results/fidelity/SAVE.json (default: WHAT)")
     p.add_argument("--protocols", type=Path, default=REFERENCE, help="folder of evolved*.py")
+    p.add_argument(
+        "--resume", action="store_true", help="Skip the runs already saved (same setting, seed)."
+    )
     p.add_argument("--recipes", default=None)
     p.add_argument(
         "--cache",
@@ -362,6 +360,9 @@ def main() -> None:
                 for setting in variants:
                     if mechanism:
                         setting = ";".join(filter(None, ("model=previous", setting)))
+                    done = {(r["setting"], r["prior_seed"]) for r in data["runs"]}
+                    if args.resume and (setting, seed) in done:
+                        continue
                     run = run_setting(
                         setting,
                         seed,
