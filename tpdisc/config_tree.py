@@ -17,7 +17,9 @@ imported lazily (to keep a heavy client out of every run) names its reader in
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import reprlib
 import sys
 import types
 import typing
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tpdisc.errors import ConfigError
+from tpdisc.yamlsafe import YamlRefused, read_yaml_file
 
 T = TypeVar("T")
 
@@ -112,17 +115,17 @@ def with_value(data: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The settings in a YAML file, as written (defaults not filled in)."""
-    import yaml  # 7 ms to import: only where a file is read or written
-
+    """The settings in a YAML file, as written (defaults not filled in); the file is
+    untrusted input, read through :mod:`tpdisc.yamlsafe`."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as err:
-        reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{path}: cannot read the config ({reason})") from None
+        data = read_yaml_file(path)
+    except YamlRefused as err:
+        raise ConfigError(f"{path}: cannot read the config ({err.reason})") from None
+    if data is None:
+        return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings")
+        raise ConfigError(f"{path}: expected a mapping of settings, got {_shown(data)}")
     return data
 
 
@@ -175,7 +178,9 @@ def _value(kind: Any, value: Any, where: str) -> Any:
         return _checked(value, ok, "a whole number", where)
     if kind is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(_checked(value, ok, "a number", where))
+        _checked(value, ok, "a number", where)
+        # inf passes every "> 0" check, then overflows whatever counts with it.
+        return float(_checked(value, math.isfinite(value), "a finite number", where))
     if kind is str:
         return _checked(value, isinstance(value, str), "text", where)
     if kind is Path:
@@ -207,6 +212,12 @@ def _checked(value: Any, ok: bool, expected: str, where: str) -> Any:
     return value
 
 
+# Never the whole value: a value from a file may be huge, or a tree sharing its branches.
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 50
+
+
 def _shown(value: Any) -> str:
-    text = repr(value)
+    text = _REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -14,11 +14,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
+from tpdisc.config_tree import read_yaml
+from tpdisc.errors import ConfigError
 from tpdisc.report.page import CODE_FORMATTER
 from tpdisc.report.page import escape as _e
 from tpdisc.report.page import facts as _facts
@@ -103,10 +104,9 @@ def _parent_code(
 
 
 def _config_facts(run_dir: Path) -> list[tuple[str, str]]:
-    path = run_dir / CONFIG_FILE
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        config = read_yaml(run_dir / CONFIG_FILE)
+    except ConfigError:
         return []
     facts = []
     for key in CONFIG_KEYS:
