@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import reprlib
 import sys
 import types
 import typing
@@ -27,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, excerpt
 from tpdisc.yamlsafe import YamlRefused, read_yaml_file
 
 T = TypeVar("T")
@@ -36,7 +35,7 @@ T = TypeVar("T")
 def decode(cls: type[T], data: Any, where: str = "config") -> T:
     """The dataclass ``cls`` from a mapping; unknown keys and wrong types are errors."""
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of settings, got {_shown(data)}")
+        raise ConfigError(f"{where}: expected a mapping of settings, got {excerpt(data)}")
     known = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(map(str, data)) - set(known))
     if unknown:
@@ -125,7 +124,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings, got {_shown(data)}")
+        raise ConfigError(f"{path}: expected a mapping of settings, got {excerpt(data)}")
     return data
 
 
@@ -163,7 +162,7 @@ def _value(kind: Any, value: Any, where: str) -> Any:
                 return _value(option, value, where)
             except ConfigError:
                 continue
-        raise ConfigError(f"{where}: {_shown(value)} is not a valid value")
+        raise ConfigError(f"{where}: {excerpt(value)} is not a valid value")
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         custom: Callable[..., Any] | None = getattr(kind, "from_dict", None)
         if custom is not None and isinstance(value, Mapping):
@@ -190,7 +189,7 @@ def _value(kind: Any, value: Any, where: str) -> Any:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
-            raise ConfigError(f"{where}: expected a list of {len(args)}, got {_shown(value)}")
+            raise ConfigError(f"{where}: expected a list of {len(args)}, got {excerpt(value)}")
         return tuple(
             _value(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True))
         )
@@ -208,16 +207,5 @@ def _inside(where: str, name: str) -> str:
 
 def _checked(value: Any, ok: bool, expected: str, where: str) -> Any:
     if not ok:
-        raise ConfigError(f"{where}: expected {expected}, got {_shown(value)}")
+        raise ConfigError(f"{where}: expected {expected}, got {excerpt(value)}")
     return value
-
-
-# Never the whole value: a value from a file may be huge, or a tree sharing its branches.
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
-_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 50
-
-
-def _shown(value: Any) -> str:
-    text = _REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,18 +1,23 @@
-"""Opening files a user points the tool at, which may be anything: ``/dev/zero``, a FIFO
-that no one writes to, a folder, a file of many gigabytes.
+"""Files and paths from outside: files a user points the tool at, which may be anything
+(``/dev/zero``, a FIFO that no one writes to, a folder, a file of many gigabytes), and
+names and paths stored in run folders, which may come from anyone.
 
 Only regular files are read, and never more than a stated size: the check comes before
-the first byte is read, and a FIFO is opened without waiting for a writer.
+the first byte is read, and a FIFO is opened without waiting for a writer. A stored name
+becomes a file name only once made plain, a stored path is followed only inside its folder.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
 from tpdisc.errors import TpdiscError
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class FileRefused(TpdiscError):
@@ -64,3 +69,20 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a file"
+
+
+def safe_name(text: str, limit: int = 80) -> str:
+    """``text`` made a plain file name (letters, digits, ``._-``; no leading dot): names
+    stored in a run folder become file names, and must not climb out of their folder."""
+    name = _UNSAFE.sub("-", text).lstrip(".")[:limit]
+    return name or "unnamed"
+
+
+def inside(root: str | Path, relative: str | Path, what: str = "path") -> Path:
+    """``root / relative``, refused unless it stays inside ``root`` (a stored path may be
+    absolute, climb with ``..`` or follow a link out)."""
+    root = Path(root).resolve()
+    target = (root / relative).resolve()
+    if target != root and root not in target.parents:
+        raise FileRefused(f"{root}: the {what} {str(relative)!r} leads out of this folder")
+    return target

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, excerpt
 
 Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
 Status = Literal["valid", "invalid", "duplicate"]
@@ -100,6 +101,91 @@ CREATE TABLE IF NOT EXISTS llm_calls (
 _JSON_FIELDS = frozenset(
     {"lineage", "contrast_ids", "genome", "fitness_values", "seeds", "curve_mean", "logs"}
 )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _list_of(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(test(v) for v in value)
+
+
+def _optional(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or test(value)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+# What each column of ``protocols`` must hold once read (JSON columns decoded). An archive
+# may come from anyone (a colleague's run folder, a damaged disk): every value is checked
+# before the search, a report or an analysis uses it, so a bad one is a line naming it.
+_COLUMNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "id": ("an id", _is_int),
+    "name": ("text", _is_text),
+    "iteration": ("a whole number", _is_int),
+    "attempt": ("a whole number", _is_int),
+    "mode": (f"one of {', '.join(MODES)}", lambda v: v in MODES),
+    "status": (f"one of {', '.join(STATUSES)}", lambda v: v in STATUSES),
+    "error": ("text or null", _optional(_is_text)),
+    "code": ("text or null", _optional(_is_text)),
+    "code_sha256": ("text or null", _optional(_is_text)),
+    "description": ("text", _is_text),
+    "logging": ("text", _is_text),
+    "reasoning": ("text", _is_text),
+    "parent_id": ("an id or null", _optional(_is_int)),
+    "lineage": ("a JSON list of ids", _list_of(_is_int)),
+    "contrast_ids": ("a JSON list of ids", _list_of(_is_int)),
+    "repair_of": ("an id or null", _optional(_is_int)),
+    "duplicate_of": ("an id or null", _optional(_is_int)),
+    "genome": ("a JSON object or null", _optional(lambda v: isinstance(v, dict))),
+    "fitness_mean": ("a finite number or null", _optional(_is_number)),
+    "fitness_sem": ("a finite number or null", _optional(_is_number)),
+    "fitness_values": ("a JSON list of numbers or null", _optional(_list_of(_is_number))),
+    "seeds": ("a JSON list of whole numbers or null", _optional(_list_of(_is_int))),
+    "curve_mean": ("a JSON list of numbers or null", _optional(_list_of(_is_number))),
+    "logs": ("a JSON list or null", _optional(lambda v: isinstance(v, list))),
+    "proposer": ("text", _is_text),
+    "model": ("text or null", _optional(_is_text)),
+    "prompt_tokens": ("a whole number", _is_int),
+    "completion_tokens": ("a whole number", _is_int),
+    "cost": ("a finite number", _is_number),
+    "prompt": ("text or null", _optional(_is_text)),
+    "answer": ("text or null", _optional(_is_text)),
+    "created_at": ("text", _is_text),
+    "evaluated_at": ("text or null", _optional(_is_text)),
+}
+_ITERATION_COLUMNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "iteration": ("a whole number", _is_int),
+    "mode": (f"one of {', '.join(MODES)}", lambda v: v in MODES),
+    "outcome": ("text", _is_text),
+    "protocol_id": ("an id or null", _optional(_is_int)),
+    "note": ("text", _is_text),
+    "finished_at": ("text", _is_text),
+}
+
+_TABLES = {"protocols": _COLUMNS, "iterations": _ITERATION_COLUMNS}
+
+
+def bad_value(path: Path, row: str, column: str, expected: str, value: Any) -> ConfigError:
+    """The one-line refusal of a stored value: the file, the row, the column and what is
+    there instead (an excerpt)."""
+    return ConfigError(f"{path}: {row}: column {column}: expected {expected}, got {excerpt(value)}")
+
+
+def _decoded(path: Path, row: str, column: str, text: Any) -> Any:
+    if not isinstance(text, str):
+        raise bad_value(path, row, column, "JSON text", text)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nesting a few thousand deep
+        raise bad_value(path, row, column, "JSON text", text) from None
 
 
 def now() -> str:
@@ -201,8 +287,8 @@ class CandidateSummary(_Scored):
     completion_tokens: int
 
 
-_SUMMARY_COLUMNS = ", ".join(f.name for f in fields(CandidateSummary))
-_LINEAGE_AT = [f.name for f in fields(CandidateSummary)].index("lineage")
+_SUMMARY_NAMES = tuple(f.name for f in fields(CandidateSummary))
+_SUMMARY_COLUMNS = ", ".join(_SUMMARY_NAMES)
 _VALID = "status='valid' AND fitness_mean IS NOT NULL"
 # Best first; among equal fitness the earlier protocol, as a stable sort by id would.
 _ORDERS = {"id": "id", "fitness": "fitness_mean DESC, id"}
@@ -370,13 +456,22 @@ class Archive:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    @staticmethod
-    def _candidate(row: sqlite3.Row) -> Candidate:
-        data = dict(row)
-        for key in _JSON_FIELDS:
-            if data[key] is not None:
-                data[key] = json.loads(data[key])
-        return Candidate(**data)
+    def _checked(self, table: str, data: dict[str, Any]) -> dict[str, Any]:
+        """``data``, a row of ``table`` as read, with its JSON columns decoded, once each
+        of its columns is what it should be."""
+        key = data.get("id", data.get("iteration"))
+        row = f"{table} row {excerpt(key, 24)}"
+        for column, (expected, test) in _TABLES[table].items():
+            if column not in data:
+                continue
+            if column in _JSON_FIELDS and data[column] is not None:
+                data[column] = _decoded(self.path, row, column, data[column])
+            if not test(data[column]):
+                raise bad_value(self.path, row, column, expected, data[column])
+        return data
+
+    def _candidate(self, row: sqlite3.Row) -> Candidate:
+        return Candidate(**self._checked("protocols", dict(row)))
 
     @staticmethod
     def _where(
@@ -432,9 +527,9 @@ class Archive:
         cursor.row_factory = None  # plain tuples: thousands of rows, built positionally
         out = []
         for row in cursor.execute(sql, params):
-            values = list(row)
-            values[_LINEAGE_AT] = tuple(json.loads(values[_LINEAGE_AT]))
-            out.append(CandidateSummary(*values))
+            data = self._checked("protocols", dict(zip(_SUMMARY_NAMES, row, strict=True)))
+            data["lineage"] = tuple(data["lineage"])
+            out.append(CandidateSummary(**data))
         return out
 
     def get(self, protocol_id: int) -> Candidate:
@@ -461,11 +556,11 @@ class Archive:
         return {str(r[0]) for r in rows}
 
     def last_iteration(self) -> int:
-        row = self.db.execute("SELECT MAX(iteration) FROM iterations").fetchone()
-        return int(row[0] or 0)
+        return max((row["iteration"] for row in self.iterations()), default=0)
 
     def iterations(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.db.execute("SELECT * FROM iterations ORDER BY iteration")]
+        rows = self.db.execute("SELECT * FROM iterations ORDER BY iteration")
+        return [self._checked("iterations", dict(r)) for r in rows]
 
     def find_code(self, code: str) -> int | None:
         """The id of a valid protocol with this exact code, if there is one."""
@@ -483,14 +578,17 @@ class Archive:
         n_invalid = int(
             self.db.execute("SELECT COUNT(*) FROM protocols WHERE status='invalid'").fetchone()[0]
         )
-        scored = self.db.execute(
-            f"SELECT name, fitness_mean FROM protocols WHERE {_VALID} ORDER BY id"
-        ).fetchall()
+        scored = [
+            self._checked("protocols", dict(r))
+            for r in self.db.execute(
+                f"SELECT id, name, fitness_mean FROM protocols WHERE {_VALID} ORDER BY id"
+            )
+        ]
         if not scored:
             return ArchiveStats(0, n_invalid, float("nan"), float("nan"), "")
-        best = max(scored, key=lambda r: float(r[1]))
-        mean = sum(float(r[1]) for r in scored) / len(scored)
-        return ArchiveStats(len(scored), n_invalid, mean, float(best[1]), str(best[0]))
+        best = max(scored, key=lambda r: float(r["fitness_mean"]))
+        mean = sum(float(r["fitness_mean"]) for r in scored) / len(scored)
+        return ArchiveStats(len(scored), n_invalid, mean, float(best["fitness_mean"]), best["name"])
 
     def totals(self) -> Totals:
         counts = dict(
