@@ -2,8 +2,10 @@
 the best-fitness figure and a sortable protocol table, and ``protocols/<id>.html`` per
 protocol with its highlighted code, lineage and diff against its parent.
 
-Everything read from the archive is untrusted (an LLM wrote it), so every text goes
-through :func:`html.escape` or pygments, which escapes too. Nothing is fetched from the
+Everything read from the archive is untrusted (an LLM wrote it, or whoever sent the run
+folder): the archive checks every value it reads, and the pages are Jinja2 templates
+(:mod:`tpdisc.report.templates`) that escape every one; code is highlighted by pygments,
+which escapes too. Nothing is fetched from the
 network: the CSS and the sorting script are inline, the figure is a PNG beside the page.
 """
 
@@ -14,16 +16,15 @@ import math
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
 from tpdisc.config_tree import read_yaml
 from tpdisc.errors import ConfigError
-from tpdisc.report.page import CODE_FORMATTER
-from tpdisc.report.page import escape as _e
-from tpdisc.report.page import facts as _facts
-from tpdisc.report.page import page as _page
+from tpdisc.report.page import CODE_FORMATTER, STYLE
+from tpdisc.report.templates import render
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.plots import best_fitness_figure
@@ -126,101 +127,60 @@ def _index(
 ) -> str:
     stats = archive.stats()
     best = (
-        f"{stats.best_fitness:.3f} ({_e(stats.best_name)})"
+        f"{stats.best_fitness:.3f} ({stats.best_name})"
         if math.isfinite(stats.best_fitness)
         else "none scored"
     )
-    summary = [("run", _e(run_dir)), ("totals", _e(totals_line(archive))), ("best fitness", best)]
-    config = _config_facts(run_dir)
-    config_html = _facts((k, _e(v)) for k, v in config) if config else f"<p>no {CONFIG_FILE}</p>"
-    headers = ["id", "name", "iteration", "mode", "status", "fitness", "parent"]
-    head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "\n".join(_row(c) for c in rows)
-    up = f'<p><a href="{_e(back[0])}">&larr; {_e(back[1])}</a></p>\n' if back else ""
-    return _page(
-        f"tpdisc run {run_dir}",
-        f"{up}<h1>Search run {_e(run_dir)}</h1>\n{_facts(summary)}\n"
-        f"<h2>Configuration</h2>\n{config_html}\n"
-        f'<h2>Best fitness by iteration</h2>\n<img src="{FIGURE}" alt="best fitness by '
-        f'iteration" width="700">\n'
-        f"<h2>Protocols ({len(rows)})</h2>\n<p>Click a header to sort.</p>\n"
-        f'<table class="protocols">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n'
-        f"</tbody>\n</table>\n<script>{SORT_SCRIPT}</script>",
+    return render(
+        "run_index.html",
+        title=f"tpdisc run {run_dir}",
+        style=Markup(STYLE),
+        back=back,
+        run_dir=run_dir,
+        summary=[("run", run_dir), ("totals", totals_line(archive)), ("best fitness", best)],
+        config=_config_facts(run_dir),
+        config_file=CONFIG_FILE,
+        figure=FIGURE,
+        headers=["id", "name", "iteration", "mode", "status", "fitness", "parent"],
+        rows=[_row(c) for c in rows],
+        protocols=PROTOCOLS,
+        script=Markup(SORT_SCRIPT),
     )
 
 
-def _row(c: CandidateSummary) -> str:
-    # Unscored rows sort below every scored one; JavaScript's parseFloat reads "-Infinity",
-    # not Python's "-inf".
-    score = c.fitness_mean if c.fitness_mean is not None else "-Infinity"
-    parent = (
-        f'<a href="{PROTOCOLS}/{c.parent_id}.html">{c.parent_id}</a>'
-        if c.parent_id is not None
-        else ""
-    )
-    cells = [
-        f'<td class="num" data-sort="{c.id}">{c.id}</td>',
-        f'<td><a href="{PROTOCOLS}/{c.id}.html">{_e(c.name)}</a></td>',
-        f'<td class="num" data-sort="{c.iteration}">{c.iteration}</td>',
-        f"<td>{_e(c.mode)}</td>",
-        f"<td>{_e(c.status)}</td>",
-        f'<td class="num" data-sort="{score}">{_e(format_fitness(c))}</td>',
-        f'<td class="num" data-sort="{c.parent_id if c.parent_id is not None else -1}">'
-        f"{parent}</td>",
-    ]
-    css = "" if c.status == "valid" else ' class="invalid"'
-    return f"<tr{css}>{''.join(cells)}</tr>"
-
-
-def _link(protocol_id: int | None, known: set[int]) -> str:
-    if protocol_id is None:
-        return ""
-    if protocol_id not in known:
-        return str(protocol_id)
-    return f'<a href="{protocol_id}.html">{protocol_id}</a>'
+def _row(c: CandidateSummary) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "name": c.name,
+        "iteration": c.iteration,
+        "mode": c.mode,
+        "status": c.status,
+        # Unscored rows sort below every scored one; JavaScript's parseFloat reads
+        # "-Infinity", not Python's "-inf".
+        "score": c.fitness_mean if c.fitness_mean is not None else "-Infinity",
+        "fitness": format_fitness(c),
+        "parent_id": c.parent_id,
+        "parent_sort": c.parent_id if c.parent_id is not None else -1,
+    }
 
 
 def _protocol_page(c: Candidate, parent_code: str | None, known: set[int]) -> str:
     assert c.id is not None  # rows read back from the archive always have one
-    facts = [
-        ("id", str(c.id)),
-        ("status", _e(c.status)),
-        ("mode", _e(c.mode)),
-        ("iteration", str(c.iteration)),
-        ("fitness", _e(format_fitness(c))),
-        ("proposer", _e(c.proposer) + (f" ({_e(c.model)})" if c.model else "")),
-        ("parent", _link(c.parent_id, known) or "none"),
-        # Parent first, then its ancestors: a path up to the seed.
-        ("lineage", " &larr; ".join(_link(i, known) for i in c.lineage) or "none"),
-    ]
-    if c.contrast_ids:
-        facts.append(("contrasts", ", ".join(_link(i, known) for i in c.contrast_ids)))
-    if c.repair_of is not None:
-        facts.append(("repair of", _link(c.repair_of, known)))
-    if c.duplicate_of is not None:
-        facts.append(("same code as", _link(c.duplicate_of, known)))
-    parts = [
-        '<p><a href="../index.html">&larr; all protocols</a></p>',
-        f"<h1>{_e(c.name)}</h1>",
-        _facts(facts),
-    ]
-    if c.error:
-        parts.append(f'<h2>Error</h2>\n<pre class="error">{_e(c.error)}</pre>')
-    parts.append(
-        f'<h2>Description</h2>\n<p class="description">{_e(c.description or "(none)")}</p>'
+    code = Markup(highlight(c.code, PythonLexer(), CODE_FORMATTER)) if c.code else None
+    return render(
+        "protocol.html",
+        title=f"{c.name} (id {c.id})",
+        style=Markup(STYLE),
+        c=c,
+        known=known,
+        fitness=format_fitness(c),
+        code=code,
+        diff=_diff(parent_code, c.code, c.parent_id) if c.code and parent_code else None,
     )
-    if c.logging:
-        parts.append(f'<h2>Logging</h2>\n<p class="description">{_e(c.logging)}</p>')
-    if c.reasoning:
-        parts.append(f'<h2>Reasoning</h2>\n<p class="description">{_e(c.reasoning)}</p>')
-    if c.code:
-        parts.append(f"<h2>Code</h2>\n{highlight(c.code, PythonLexer(), CODE_FORMATTER)}")
-    if c.code and parent_code:
-        parts.append(_diff(parent_code, c.code, c.parent_id))
-    return _page(f"{c.name} (id {c.id})", "\n".join(parts))
 
 
-def _diff(parent_code: str, code: str, parent_id: int | None) -> str:
+def _diff(parent_code: str, code: str, parent_id: int | None) -> Markup:
+    """The highlighted unified diff from the parent's code; empty when they are the same."""
     lines = difflib.unified_diff(
         parent_code.splitlines(keepends=True),
         code.splitlines(keepends=True),
@@ -228,6 +188,5 @@ def _diff(parent_code: str, code: str, parent_id: int | None) -> str:
         tofile="this protocol",
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-    if not text:
-        return "<h2>Changes from the parent</h2>\n<p>The same code as its parent.</p>"
-    return f"<h2>Changes from the parent</h2>\n{highlight(text, DiffLexer(), _DIFF_FORMATTER)}"
+    # pygments escapes the text it highlights.
+    return Markup(highlight(text, DiffLexer(), _DIFF_FORMATTER)) if text else Markup()
