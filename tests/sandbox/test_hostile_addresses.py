@@ -17,15 +17,20 @@ from tpdisc.sandbox import client
 
 # Each draws a float in [0, 1) from something that follows the heap's addresses.
 DRAWS = {
-    "id": "(id(object()) // 16 % 997) / 997",
-    "hash": "(hash(object()) % 997) / 997",
-    "repr": "(int(repr(object())[-5:-1], 16) % 997) / 997",
+    "id": "mix(id(object()))",
+    "hash": "mix(hash(object()))",
+    "repr": "mix(int(repr(object())[-13:-1], 16))",
     "set order": "[o.k for o in {O(k) for k in range(9)}][0] / 9",
-    "numpy buffer": "(NP.zeros(3).__array_interface__['data'][0] // 16 % 997) / 997",
-    "default repr in text": "(sum(map(ord, str([O(0)]))) % 997) / 997",
+    "numpy buffer": "mix(NP.zeros(3).__array_interface__['data'][0])",
+    "uninitialised numpy memory": "mix(int(NP.empty(64, dtype=NP.int64).sum()) & 0xFFFFFFFFFFFF)",
 }
 PRELUDE = """
 NP = sys.modules['numpy']
+
+
+def mix(x):
+    # Every bit of an address moves the draw (addresses differ above the page offset).
+    return (x * 2654435761 % 4294967296) / 4294967296
 
 
 class O:
