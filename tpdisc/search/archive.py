@@ -289,6 +289,38 @@ class CandidateSummary(_Scored):
 
 _SUMMARY_NAMES = tuple(f.name for f in fields(CandidateSummary))
 _SUMMARY_COLUMNS = ", ".join(_SUMMARY_NAMES)
+_LINEAGE_AT = _SUMMARY_NAMES.index("lineage")
+
+
+def _sql_number(column: str) -> str:
+    """SQL true when ``column`` is not null and not a finite number."""
+    return (
+        f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('integer', 'real')"
+        f" OR abs({column}) > 1.7976931348623157e308))"
+    )
+
+
+# True for a row whose summary columns break _COLUMNS (CASE: SQLite's JSON functions fail
+# on text that is not JSON, and only CASE promises not to evaluate the other branch).
+_BAD_SUMMARY = " OR ".join(
+    [
+        "typeof(id) != 'integer'",
+        "typeof(name) != 'text'",
+        "typeof(iteration) != 'integer'",
+        "typeof(attempt) != 'integer'",
+        f"mode NOT IN ({', '.join(repr(m) for m in MODES)})",
+        f"status NOT IN ({', '.join(repr(m) for m in STATUSES)})",
+        "typeof(proposer) != 'text'",
+        "(parent_id IS NOT NULL AND typeof(parent_id) != 'integer')",
+        "CASE WHEN typeof(lineage) = 'text' AND json_valid(lineage) THEN"
+        " json_type(lineage) != 'array' OR EXISTS"
+        " (SELECT 1 FROM json_each(lineage) WHERE json_each.type != 'integer') ELSE 1 END",
+        _sql_number("fitness_mean"),
+        _sql_number("fitness_sem"),
+        "typeof(prompt_tokens) != 'integer'",
+        "typeof(completion_tokens) != 'integer'",
+    ]
+)
 _VALID = "status='valid' AND fitness_mean IS NOT NULL"
 # Best first; among equal fitness the earlier protocol, as a stable sort by id would.
 _ORDERS = {"id": "id", "fitness": "fitness_mean DESC, id"}
@@ -520,6 +552,7 @@ class Archive:
             raise ValueError(f"unknown order {order!r}")
         where, params = self._where(valid_only)
         sql = f"SELECT {_SUMMARY_COLUMNS} FROM protocols WHERE {where} ORDER BY {_ORDERS[order]}"
+        self._refuse_bad_summary(where, params)
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
@@ -527,10 +560,25 @@ class Archive:
         cursor.row_factory = None  # plain tuples: thousands of rows, built positionally
         out = []
         for row in cursor.execute(sql, params):
-            data = self._checked("protocols", dict(zip(_SUMMARY_NAMES, row, strict=True)))
-            data["lineage"] = tuple(data["lineage"])
-            out.append(CandidateSummary(**data))
+            values = list(row)
+            values[_LINEAGE_AT] = tuple(json.loads(values[_LINEAGE_AT]))
+            out.append(CandidateSummary(*values))
         return out
+
+    def _refuse_bad_summary(
+        self, where: str, params: Sequence[Any], bad: str = _BAD_SUMMARY
+    ) -> None:
+        """Check the summary columns of the rows ``where`` selects, in SQL: each iteration
+        reads thousands of them, which a check in Python would make twice as slow. The
+        first bad row found is read again and named by :meth:`_checked`."""
+        row = self.db.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM protocols WHERE ({where}) AND ({bad})"
+            " ORDER BY id LIMIT 1",
+            params,
+        ).fetchone()
+        if row is not None:
+            self._checked("protocols", dict(zip(_SUMMARY_NAMES, row, strict=True)))
+            raise ConfigError(f"{self.path}: protocols row {excerpt(row[0], 24)}: a bad value")
 
     def get(self, protocol_id: int) -> Candidate:
         return self.get_many([protocol_id])[0]
@@ -578,17 +626,17 @@ class Archive:
         n_invalid = int(
             self.db.execute("SELECT COUNT(*) FROM protocols WHERE status='invalid'").fetchone()[0]
         )
-        scored = [
-            self._checked("protocols", dict(r))
-            for r in self.db.execute(
-                f"SELECT id, name, fitness_mean FROM protocols WHERE {_VALID} ORDER BY id"
-            )
-        ]
+        self._refuse_bad_summary(
+            _VALID, [], f"typeof(name) != 'text' OR {_sql_number('fitness_mean')}"
+        )
+        scored = self.db.execute(
+            f"SELECT name, fitness_mean FROM protocols WHERE {_VALID} ORDER BY id"
+        ).fetchall()
         if not scored:
             return ArchiveStats(0, n_invalid, float("nan"), float("nan"), "")
-        best = max(scored, key=lambda r: float(r["fitness_mean"]))
-        mean = sum(float(r["fitness_mean"]) for r in scored) / len(scored)
-        return ArchiveStats(len(scored), n_invalid, mean, float(best["fitness_mean"]), best["name"])
+        best = max(scored, key=lambda r: float(r[1]))
+        mean = sum(float(r[1]) for r in scored) / len(scored)
+        return ArchiveStats(len(scored), n_invalid, mean, float(best[1]), str(best[0]))
 
     def totals(self) -> Totals:
         counts = dict(

@@ -152,7 +152,7 @@ class StudyStore:
         rows = self.db.execute(
             "SELECT session, COUNT(*) FROM sims WHERE stage=? GROUP BY session", (stage,)
         )
-        return {int(s): int(n) for s, n in rows}
+        return {s: int(n) for s, n in rows if isinstance(s, int)}  # a bad session: none of ours
 
     def _put(self, stage: str, item: str, seed: int, value: dict[str, Any]) -> None:
         with immediate_transaction(self.db) as db:
