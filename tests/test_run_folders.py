@@ -178,3 +178,14 @@ def test_a_bad_analysis_row_is_one_line(run_dir: Path) -> None:
             ConfigError, match=r"analysis row \(1, original, 0\): column value: field n_agents"
         ):
             store.summaries("original", "s", [1])
+
+
+def test_an_exported_protocol_gets_no_code_from_its_stored_name(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    tamper(run_dir, "UPDATE protocols SET name=? WHERE id=2", "x\nraise SystemExit('injected')\r")
+    out = tmp_path / "exported.py"
+    result = runner.invoke(app, ["archive", str(run_dir), "--export", "2", str(out)])
+    assert result.exit_code == 0, result.output
+    code = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert code == ["", "x = 2"]
