@@ -159,7 +159,7 @@ def test_text_from_archives_and_results_is_escaped(report: Path) -> None:
     for path in (report, browser):
         raw = path.read_text(encoding="utf-8")
         assert "<script>alert" not in raw and "<b>bold" not in raw, path
-        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in raw, path
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in raw, path
         assert EVIL in "".join(Page(path).text), path  # shown as text, as stored
     assert Page(report).scripts == 0
 

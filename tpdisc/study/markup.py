@@ -1,8 +1,10 @@
 """The pieces a study's report is written with: numbers formatted one way throughout, and
-tables, figures and lists whose text is escaped unless it is :class:`Markup` already.
+tables, figures and lists whose text is escaped unless it is :class:`~markupsafe.Markup`
+already.
 
-Every text of a study's JSON may come from an archive (protocol names an LLM chose), so
-escaping is the default and HTML must be asked for.
+Every text of a study's JSON may come from an archive (protocol names an LLM chose) or
+from whoever sent the study folder, so escaping is the default (Jinja2's own, through
+markupsafe) and HTML must be asked for.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
+from markupsafe import Markup
 
 from tpdisc.analysis.stats import stars
 from tpdisc.report.page import escape
@@ -19,12 +23,9 @@ from tpdisc.sim.evaluate import sem
 DASH = "–"  # what a missing or undefined number shows
 
 
-class Markup(str):
-    """Text that is HTML already: inserted as it is."""
-
-
-def html(value: object) -> str:
-    return value if isinstance(value, Markup) else escape(value)
+def html(value: object) -> Markup:
+    """``value`` as HTML: as it is when Markup already, escaped otherwise."""
+    return escape(value)  # markupsafe's escape leaves Markup as it is
 
 
 def num(value: float | None, digits: int = 2) -> str:

@@ -104,8 +104,7 @@ def _browsers(folder: StudyDir, search: dict[str, Any] | None, out: Path) -> dic
     """An archive browser per run of a finished search; label -> its folder."""
     found: dict[str, str] = {}
     for run in search["runs"] if search else []:
-        label = run["label"]
-        run_dir = folder.root / run["path"]
+        label, run_dir = folder.run_folder(run)
         with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
             build_report(
                 archive, run_dir, out / BROWSERS / label, ("../../index.html", "study report")
