@@ -216,8 +216,11 @@ def running(group: int) -> list[int]:
 @pytest.fixture(scope="module")
 def report_index(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("browser") / "report"
-    result = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(out)])
+    recipes = run_dir.parent / "toy.json"  # the run's: the best protocol gets its portrait
+    args = ["report", str(run_dir), "--out", str(out), "--recipes", str(recipes)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert (out / "portraits").is_dir()
     return out / "index.html"
 
 

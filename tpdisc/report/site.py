@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,25 +70,40 @@ document.querySelectorAll("table.protocols th").forEach((th, col) => {
 
 
 def build_report(
-    archive: Archive, run_dir: Path, out: Path, back: tuple[str, str] | None = None
+    archive: Archive,
+    run_dir: Path,
+    out: Path,
+    back: tuple[str, str] | None = None,
+    portraits: Mapping[int, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write the report of ``archive`` (the run in ``run_dir``) to ``out``; returns the
     path of ``index.html``. ``back``, (href relative to ``out``, text), links the index
-    up to the page that holds this run, such as a study's report."""
+    up to the page that holds this run, such as a study's report. ``portraits``: the
+    portrait pages of some protocols (id -> href relative to ``out``), linked from the
+    index and their pages; ``notes``: lines shown under the summary."""
     out = Path(out)
+    portraits = dict(portraits or {})
     (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
     rows = archive.summaries()
     known = {c.id for c in rows}
     best_fitness_figure(archive, out / FIGURE)
     index = out / "index.html"
-    index.write_text(_index(archive, Path(run_dir), rows, back), encoding="utf-8")
+    index.write_text(_index(archive, Path(run_dir), rows, back, portraits, notes), encoding="utf-8")
     codes: dict[int, str | None] = {}
     for summary in rows:
         candidate = archive.get(summary.id)
         parent = _parent_code(archive, candidate, known, codes)
         page = out / PROTOCOLS / f"{summary.id}.html"
-        page.write_text(_protocol_page(candidate, parent, known), encoding="utf-8")
+        portrait = portraits.get(summary.id)
+        up = None if portrait is None else _up(portrait)
+        page.write_text(_protocol_page(candidate, parent, known, up), encoding="utf-8")
     return index
+
+
+def _up(href: str) -> str:
+    """``href`` (relative to the report's folder) as seen from a protocol page."""
+    return href if "://" in href or href.startswith("/") else f"../{href}"
 
 
 def _parent_code(
@@ -123,6 +139,8 @@ def _index(
     run_dir: Path,
     rows: list[CandidateSummary],
     back: tuple[str, str] | None,
+    portraits: Mapping[int, str],
+    notes: Sequence[str],
 ) -> str:
     stats = archive.stats()
     best = (
@@ -131,6 +149,12 @@ def _index(
         else "none scored"
     )
     summary = [("run", _e(run_dir)), ("totals", _e(totals_line(archive))), ("best fitness", best)]
+    names = {c.id: c.name for c in rows}
+    if portraits:
+        links = ", ".join(
+            f'<a href="{_e(href)}">{_e(names.get(pid, pid))}</a>' for pid, href in portraits.items()
+        )
+        summary.append(("at work", f"{links} (flow, content, agents over a game)"))
     config = _config_facts(run_dir)
     config_html = _facts((k, _e(v)) for k, v in config) if config else f"<p>no {CONFIG_FILE}</p>"
     headers = ["id", "name", "iteration", "mode", "status", "fitness", "parent"]
@@ -140,7 +164,8 @@ def _index(
     return _page(
         f"tpdisc run {run_dir}",
         f"{up}<h1>Search run {_e(run_dir)}</h1>\n{_facts(summary)}\n"
-        f"<h2>Configuration</h2>\n{config_html}\n"
+        + "".join(f'<p class="description">{_e(n)}</p>\n' for n in notes)
+        + f"<h2>Configuration</h2>\n{config_html}\n"
         f'<h2>Best fitness by iteration</h2>\n<img src="{FIGURE}" alt="best fitness by '
         f'iteration" width="700">\n'
         f"<h2>Protocols ({len(rows)})</h2>\n<p>Click a header to sort.</p>\n"
@@ -180,7 +205,9 @@ def _link(protocol_id: int | None, known: set[int]) -> str:
     return f'<a href="{protocol_id}.html">{protocol_id}</a>'
 
 
-def _protocol_page(c: Candidate, parent_code: str | None, known: set[int]) -> str:
+def _protocol_page(
+    c: Candidate, parent_code: str | None, known: set[int], portrait: str | None = None
+) -> str:
     assert c.id is not None  # rows read back from the archive always have one
     facts = [
         ("id", str(c.id)),
@@ -193,6 +220,10 @@ def _protocol_page(c: Candidate, parent_code: str | None, known: set[int]) -> st
         # Parent first, then its ancestors: a path up to the seed.
         ("lineage", " &larr; ".join(_link(i, known) for i in c.lineage) or "none"),
     ]
+    if portrait is not None:
+        facts.append(
+            ("at work", f'<a href="{_e(portrait)}">portrait</a> (what it does over a game)')
+        )
     if c.contrast_ids:
         facts.append(("contrasts", ", ".join(_link(i, known) for i in c.contrast_ids)))
     if c.repair_of is not None:
