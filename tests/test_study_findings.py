@@ -82,3 +82,8 @@ def test_a_rebuilt_report_reuses_the_stored_portraits(
     keep_only(early, {"baselines"})
     page = Page(publish(early))  # no best stage: no portrait, nothing simulated
     assert not any(link.startswith("portraits/") for link in page.links)
+
+
+def test_every_figure_says_what_to_look_for(report: Path) -> None:
+    raw = report.read_text()
+    assert raw.count("<figure>") == raw.count("<figcaption") > 5

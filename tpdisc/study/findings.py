@@ -139,15 +139,10 @@ def generalization_summary(view: View) -> Markup:
 def findings(view: View, portraits: Mapping[str, str]) -> Markup:
     """The findings section's body."""
     key = figures(view.figures, ["coverage.png"])
-    caption = note(
-        "Coverage over the long horizon, mean ± sem: the best protocols against the "
-        "standard baselines. Look at where the curves part and whether the gap still grows "
-        "past the search's horizon."
-    )
     summary = Markup(
         best_against_baselines(view, portraits)
         + ablation_drop(view)
         + strongest_features(view)
         + generalization_summary(view)
     )
-    return Markup(f'<div class="pair"><div>{summary}</div><div>{key}{caption}</div></div>')
+    return Markup(f'<div class="pair"><div>{summary}</div><div>{key}</div></div>')

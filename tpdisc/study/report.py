@@ -90,7 +90,8 @@ table.data th { background: #f4f4f4; text-align: left; }
 td.num { white-space: nowrap; }
 figure { margin: 0 0 1em 0; }
 figure img { max-width: 100%; height: auto; }
-p.note { color: #555; }
+p.note, figcaption.note { color: #555; }
+figcaption { max-width: 50em; }
 """
 BROWSERS = "runs"
 OVERVIEW = "Stages, exports and settings"
