@@ -184,7 +184,14 @@ def portrait_page(p: Portrait, figures: Sequence[str], back: tuple[str, str] | N
         parts.append(f'<p><a href="{escape(back[0])}">&larr; {escape(back[1])}</a></p>')
     parts += [f"<h1>Portrait of {escape(p.name)}</h1>", facts(about), f"<nav>{nav}</nav>"]
     if p.docstring:
-        parts.append(f'<p class="docstring">{escape(p.docstring)}</p>')
+        # Its first paragraph says what it does; the rest (rules, reasons) opens on demand.
+        first, _, rest = p.docstring.strip().partition("\n\n")
+        parts.append(f'<p class="docstring">{escape(first)}</p>')
+        if rest.strip():
+            parts.append(
+                f'<details><summary>The rest of its docstring</summary><p class="docstring">'
+                f"{escape(rest.strip())}</p></details>"
+            )
     parts.append(_summary(p))
     parts.append('<section id="coverage"><h2>Coverage beside its ablation and asocial play</h2>')
     parts.append(_figure("coverage.png", "coverage curves", CAPTIONS["coverage"]) + "</section>")
