@@ -18,6 +18,7 @@ from tpdisc.report.page import escape
 from tpdisc.study.markup import (
     DASH,
     Markup,
+    beside,
     bullets,
     figures,
     link,
@@ -25,6 +26,7 @@ from tpdisc.study.markup import (
     note,
     num,
     of_values,
+    pval,
     starred,
     table,
 )
@@ -96,7 +98,8 @@ def ablation_drop(view: View) -> Markup:
         f"their coverage from {mean_sem(s['original_mean'], s['original_sem'])} to "
         f"{mean_sem(s['ablated_mean'], s['ablated_sem'])}: "
         f"{'a drop' if delta is not None and delta < 0 else 'a change'} of "
-        f"{num(delta)} ± {num(s['delta_sem'])} (paired t-test p = {starred(s['p'])})."
+        f"{num(abs(delta) if delta is not None and delta < 0 else delta)} ± "
+        f"{num(s['delta_sem'])} (paired t-test p = {starred(s['p'])})."
     )
     return Markup(f"<h3>What content adds {_more('ablation')}</h3><p>{escape(text)}</p>")
 
@@ -108,7 +111,8 @@ def strongest_features(view: View) -> Markup:
     rows = [r for r in data["features"] if r.get("rho") is not None]
     rows.sort(key=lambda r: -abs(r["rho"]))
     items = [
-        f"{r['name']} ({r['group']}): ρ = {num(r['rho'])}, q = {starred(r.get('q'))}"
+        f"{r['name']} ({r['group']}): ρ = {num(r['rho'])}, q = {pval(r.get('q'))} "
+        f"{r.get('stars', '')}".rstrip()
         for r in rows[:STRONGEST]
     ]
     return Markup(
@@ -116,7 +120,7 @@ def strongest_features(view: View) -> Markup:
         + (bullets(items) if items else note("No feature is defined."))
         + note(
             f"Over {data['n_protocols']} protocols: Spearman's ρ of (original − ablated) with "
-            "fitness; q adjusted over the features."
+            "fitness; q adjusted over the features (** q < .01, *** q < .001)."
         )
     )
 
@@ -139,10 +143,6 @@ def generalization_summary(view: View) -> Markup:
 def findings(view: View, portraits: Mapping[str, str]) -> Markup:
     """The findings section's body."""
     key = figures(view.figures, ["coverage.png"])
-    summary = Markup(
-        best_against_baselines(view, portraits)
-        + ablation_drop(view)
-        + strongest_features(view)
-        + generalization_summary(view)
-    )
-    return Markup(f'<div class="pair"><div>{summary}</div><div>{key}</div></div>')
+    rest = Markup(ablation_drop(view) + strongest_features(view) + generalization_summary(view))
+    # The key figure beside the shorter findings, so that it is on the first screen.
+    return Markup(best_against_baselines(view, portraits) + beside(key, rest))
