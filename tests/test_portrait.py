@@ -16,6 +16,7 @@ from tpdisc.analysis.portrait import (
     StepLogs,
     build_portraits,
     jaccard_over_steps,
+    pattern_similarity,
     protocol_source,
 )
 from tpdisc.domain.recipes import RecipeGraph
@@ -76,6 +77,7 @@ def test_a_protocol_sending_only_from_0_to_1_shows_exactly_that(domain: Domain) 
     thirds = sum(np.array(p.flow["thirds"][t]) for t in ("early", "middle", "late"))
     assert thirds.tolist() == expected.tolist()
     assert [np.array(p.flow["thirds"][t])[0, 1] for t in ("early", "middle", "late")] == [4, 4, 4]
+    assert p.flow["early_late_similarity"] == pytest.approx(1.0)  # one pair throughout
     assert p.content["per_step"]["delivered"] == [1.0] * CONFIG.n_steps
     assert p.content["whole_game"]["resend_share"] == 0.0  # each attempt sent once
     # its own metrics after every step, means over seeds; the text metric is no number
@@ -129,6 +131,13 @@ def test_numbers_agree_with_evaluate_details_and_the_features(
     assert np.array(p.flow["successes"]).sum() + np.array(p.flow["failures"]).sum() == (
         pytest.approx(received)
     )
+
+
+def test_pattern_similarity() -> None:
+    one = np.array([[0.0, 2.0], [0.0, 0.0]])
+    assert pattern_similarity(one, 5 * one) == pytest.approx(1.0)
+    assert pattern_similarity(one, one.T) == 0.0
+    assert pattern_similarity(one, np.zeros((2, 2))) is None
 
 
 def test_jaccard_over_steps_matches_the_mechanism_definition() -> None:

@@ -412,6 +412,14 @@ class Portrait:
         )
 
 
+def pattern_similarity(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Cosine similarity of two flow matrices: 1 when the same pairs carry the same shares
+    of the traffic, whatever its volume; None when either carries nothing."""
+    x, y = np.ravel(a), np.ravel(b)
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm > 0 else None
+
+
 def _list(values: np.ndarray) -> list[float | None]:
     return [None if not np.isfinite(v) else float(v) for v in np.asarray(values, dtype=float)]
 
@@ -472,6 +480,7 @@ def pool(name: str, spec: ProtocolSpec, config: SimConfig, sims: Sequence[SimPor
         "successes": _rows(np.mean([s.flow_successes for s in sims], axis=0)),
         "failures": _rows(np.mean([s.flow_failures for s in sims], axis=0)),
         "thirds": {label: _rows(thirds[w]) for w, label in enumerate(THIRDS)},
+        "early_late_similarity": pattern_similarity(thirds[0], thirds[2]),
     }
     content_sum = sims[0].content
     ablation_sum = sims[0].ablation_content

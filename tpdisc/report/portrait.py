@@ -198,6 +198,11 @@ def portrait_page(p: Portrait, figures: Sequence[str], back: tuple[str, str] | N
     parts.append('<section id="flow"><h2>Flow: who sent to whom</h2>')
     parts.append(_figure("flow.png", "flow matrices", CAPTIONS["flow"]))
     parts.append(_figure("flow_thirds.png", "flow per third", CAPTIONS["flow_thirds"]))
+    similarity = p.flow.get("early_late_similarity")
+    parts.append(
+        f"<p>Early against late routing: cosine similarity {_num(similarity)} (1: the same "
+        "pairs carry the same shares of the traffic; lower: the routing moved).</p>"
+    )
     parts.append("<details><summary>The matrices as numbers (mean per simulation)</summary>")
     parts.append("<h3>Successes</h3>" + _matrix(p.flow["successes"]))
     parts.append("<h3>Failures</h3>" + _matrix(p.flow["failures"]))
