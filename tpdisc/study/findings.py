@@ -18,7 +18,6 @@ from tpdisc.report.page import escape
 from tpdisc.study.markup import (
     DASH,
     Markup,
-    beside,
     bullets,
     figures,
     link,
@@ -145,4 +144,7 @@ def findings(view: View, portraits: Mapping[str, str]) -> Markup:
     key = figures(view.figures, ["coverage.png"])
     rest = Markup(ablation_drop(view) + strongest_features(view) + generalization_summary(view))
     # The key figure beside the shorter findings, so that it is on the first screen.
-    return Markup(best_against_baselines(view, portraits) + beside(key, rest))
+    return Markup(
+        best_against_baselines(view, portraits)
+        + f'<div class="pair"><div class="text">{rest}</div><div>{key}</div></div>'
+    )

@@ -87,6 +87,7 @@ table.data th { background: #f4f4f4; text-align: left; }
 .pair { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .pair > div { flex: 1 1 auto; min-width: 0; overflow-x: auto; }
 .pair > div:has(> figure) { flex: 1 1 30em; max-width: 60em; }
+.pair > div.text { flex: 1 1 24em; max-width: 36em; }
 td.num { white-space: nowrap; }
 figure { margin: 0 0 1em 0; }
 figure img { max-width: 100%; height: auto; }
