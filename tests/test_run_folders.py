@@ -153,7 +153,7 @@ def test_stored_labels_and_paths_stay_inside_the_study(
 
     study.write_result("search", {"runs": [run]})
     with pytest.raises(ConfigError, match=message) as info:
-        _browsers(study, study.read_result("search"), study.report)
+        _browsers(study, study.read_result("search"), study.report, {})
     assert str(study.result("search")) in str(info.value)
     assert not (study.root.parent / "escaped").exists()
 

@@ -16,7 +16,7 @@ import difflib
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,27 +91,45 @@ def page_names(rows: list[CandidateSummary]) -> dict[int, str]:
 
 
 def build_report(
-    archive: Archive, run_dir: Path, out: Path, back: tuple[str, str] | None = None
+    archive: Archive,
+    run_dir: Path,
+    out: Path,
+    back: tuple[str, str] | None = None,
+    portraits: Mapping[int, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write the report of ``archive`` (the run in ``run_dir``) to ``out``; returns the
     path of ``index.html``. ``back``, (href relative to ``out``, text), links the index
-    up to the page that holds this run, such as a study's report."""
+    up to the page that holds this run, such as a study's report. ``portraits``: the
+    portrait pages of some protocols (id -> href relative to ``out``), linked from the
+    index and their pages; ``notes``: lines shown under the summary."""
     out = Path(out)
+    portraits = dict(portraits or {})
     (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
     rows = archive.summaries()
     pages = page_names(rows)
     rescores = archive.rescores()
     best_fitness_figure(archive, out / FIGURE)
     index = out / "index.html"
-    index.write_text(_index(archive, Path(run_dir), rows, back, pages, rescores), encoding="utf-8")
+    index.write_text(
+        _index(archive, Path(run_dir), rows, back, pages, rescores, portraits, notes),
+        encoding="utf-8",
+    )
     codes: dict[int, str | None] = {}
     for summary in rows:
         candidate = archive.get(summary.id)
         parent = _parent_code(archive, candidate, pages, codes)
         page = out / PROTOCOLS / pages[summary.id]
-        html = _protocol_page(candidate, parent, pages, rescores.get(summary.id))
+        portrait = portraits.get(summary.id)
+        up = None if portrait is None else _up(portrait)
+        html = _protocol_page(candidate, parent, pages, rescores.get(summary.id), up)
         page.write_text(html, encoding="utf-8")
     return index
+
+
+def _up(href: str) -> str:
+    """``href`` (relative to the report's folder) as seen from a protocol page."""
+    return href if "://" in href or href.startswith("/") else f"../{href}"
 
 
 def _parent_code(
@@ -151,6 +169,8 @@ def _index(
     back: tuple[str, str] | None,
     pages: Mapping[int, str],
     rescores: Mapping[int, Rescore],
+    portraits: Mapping[int, str],
+    notes: Sequence[str],
 ) -> str:
     stats = archive.stats()
     best = (
@@ -186,6 +206,8 @@ def _index(
         config=_config_facts(run_dir),
         config_file=CONFIG_FILE,
         figure=FIGURE,
+        at_work=[(href, names.get(pid, pid)) for pid, href in portraits.items()],
+        notes=list(notes),
         headers=headers,
         fresh=bool(rescores),
         rows=[_row(c, pages, rescores) for c in rows],
@@ -218,7 +240,11 @@ def _row(
 
 
 def _protocol_page(
-    c: Candidate, parent_code: str | None, known: Mapping[int, str], fresh: Rescore | None
+    c: Candidate,
+    parent_code: str | None,
+    known: Mapping[int, str],
+    fresh: Rescore | None,
+    portrait: str | None = None,
 ) -> str:
     assert c.id is not None  # rows read back from the archive always have one
     seeds = f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""
@@ -237,6 +263,7 @@ def _protocol_page(
         known=known,
         fitness=format_fitness(c) + seeds,
         fresh=fresh_seeds,
+        portrait=portrait,
         code=code,
         diff=_diff(parent_code, c.code, c.parent_id) if c.code and parent_code else None,
     )

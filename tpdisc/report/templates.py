@@ -38,8 +38,12 @@ TEMPLATES = {
 {% extends "page.html" %}{% from "macros.html" import facts %}
 {% block body %}{% if back %}<p><a href="{{ back[0] }}">&larr; {{ back[1] }}</a></p>
 {% endif %}<h1>Search run {{ run_dir }}</h1>
-{{ facts(summary) }}
-<h2>Configuration</h2>
+<dl class="facts">{% for key, value in summary %}<dt>{{ key }}</dt><dd>{{ value }}</dd>\
+{% endfor %}{% if at_work %}<dt>at work</dt><dd>{% for href, name in at_work %}\
+{% if not loop.first %}, {% endif %}<a href="{{ href }}">{{ name }}</a>{% endfor %} \
+(flow, content, agents over a game)</dd>{% endif %}</dl>
+{% for note in notes %}<p class="description">{{ note }}</p>
+{% endfor %}<h2>Configuration</h2>
 {% if config %}{{ facts(config) }}{% else %}<p>no {{ config_file }}</p>{% endif %}
 <h2>Best fitness by iteration</h2>
 <img src="{{ figure }}" alt="best fitness by iteration" width="700">
@@ -77,6 +81,8 @@ TEMPLATES = {
 {% endif %}</dd>\
 <dt>lineage</dt><dd>{% for i in c.lineage %}{% if not loop.first %} &larr; {% endif %}\
 {{ ref(i) }}{% else %}none{% endfor %}</dd>\
+{% if portrait is not none %}<dt>at work</dt><dd><a href="{{ portrait }}">portrait</a> \
+(what it does over a game)</dd>{% endif %}\
 {% if c.contrast_ids %}<dt>contrasts</dt><dd>{% for i in c.contrast_ids %}\
 {% if not loop.first %}, {% endif %}{{ ref(i) }}{% endfor %}</dd>{% endif %}\
 {% if c.repair_of is not none %}<dt>repair of</dt><dd>{{ ref(c.repair_of) }}</dd>{% endif %}\
