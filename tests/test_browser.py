@@ -3,6 +3,7 @@ is shown to catch each defect on a hand-made site, then ``tpdisc report`` must h
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from tests import test_html_report
 from tests.chromium import BINARIES, check_site, chromium_path, launch
+from tests.conftest import TOY
 from tpdisc.cli import app
 
 # The small search run (with a hostile protocol) the report tests build, as a fixture here.
@@ -214,8 +216,11 @@ def running(group: int) -> list[int]:
 @pytest.fixture(scope="module")
 def report_index(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("browser") / "report"
-    result = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(out)])
+    recipes = run_dir.parent / "toy.json"  # the run's: the best protocol gets its portrait
+    args = ["report", str(run_dir), "--out", str(out), "--recipes", str(recipes)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert (out / "portraits").is_dir()
     return out / "index.html"
 
 
@@ -237,6 +242,21 @@ def test_a_defect_deep_in_the_report_is_found(
     assert check_site(copy / "index.html", binary=chromium) == [
         f"protocols/{last.name}: console error: deep"
     ]
+
+
+def test_tpdisc_inspect_pages_have_no_problem(chromium: str, tmp_path: Path) -> None:
+    # The README's command on the toy game with stochastic agents (tests never build the
+    # real game's prior); the example protocol runs in the sandbox, as it would there.
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    example = Path(__file__).parent.parent / "examples" / "protocols" / "rarity_first.py"
+    out = tmp_path / "insp"
+    fast = ["--sims", "3", "--steps", "12", "--agents", "5", "--agent-type", "stochastic"]
+    args = [str(example), "stochastic", *fast, "--executor", "serial", "--recipes", str(recipes)]
+    result = CliRunner().invoke(app, ["inspect", *args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert check_site(out / "index.html", binary=chromium) == []
+    assert (out / "rarity_first" / "index.html").is_file()
 
 
 def test_chromium_path_is_none_without_a_browser(monkeypatch: pytest.MonkeyPatch) -> None:

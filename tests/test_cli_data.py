@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
 from typer.testing import CliRunner
@@ -46,3 +50,45 @@ def test_another_file_is_refused_in_one_line(tmp_path, monkeypatch) -> None:
 def test_the_real_file_installs(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TPDISC_CACHE", str(tmp_path))
     assert data.install(Path(os.environ["TPDISC_RECIPES"])) == tmp_path / "alchemy2.json"
+
+
+@pytest.fixture
+def deadline() -> Iterator[None]:
+    """Fail instead of hanging when an install waits on a FIFO."""
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError("data install still running after 20 s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(20)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_only_a_regular_file_is_read(tmp_path, monkeypatch, deadline) -> None:
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / "cache"))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for path, kind in [
+        (fifo, "a FIFO"),
+        ("/dev/zero", "a character device"),
+        (tmp_path, "a folder"),
+    ]:
+        result = runner.invoke(app, ["data", "install", str(path)])
+        assert result.exit_code == 1, result.output
+        assert result.stderr == f"error: {path}: not a regular file ({kind})\n"
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path, monkeypatch, deadline) -> None:
+    monkeypatch.setenv("TPDISC_CACHE", str(tmp_path / "cache"))
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as stream:
+        stream.truncate(3 << 30)  # sparse: 3 GB that the old install read into memory
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = runner.invoke(app, ["data", "install", str(huge)])
+    assert result.exit_code == 1 and "more than the 16,000,000 allowed" in result.stderr
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000
+    assert not list((tmp_path / "cache").glob("*"))

@@ -168,3 +168,40 @@ def test_every_option_is_in_its_command_help() -> None:
 def test_brackets_in_help_texts_are_shown() -> None:
     assert "tpdisc[sentence]" in runner.invoke(app, ["prior", "build", "--help"]).output
     assert "tpdisc[ray]" in runner.invoke(app, ["evaluate", "--help"]).output
+
+
+def _laughs(levels: int) -> str:
+    """Nested aliases in one flow value, each level nine of the one below."""
+    text = "&a0 [" + ", ".join(["lol"] * 9) + "]"
+    for i in range(1, levels):
+        text = f"&a{i} [{text}, " + ", ".join([f"*a{i - 1}"] * 8) + "]"
+    return text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sandbox:\n  time_limit: .inf\n", "line 2: .inf is not a finite number"),
+        ("sims: " + "[" * 3000 + "]" * 3000 + "\n", "nested more than 64 deep"),
+        (
+            # 9**5 values under a known key: read, then refused with an excerpt only.
+            "sim:\n  n_agents: " + _laughs(5) + "\n",
+            "sim.n_agents: expected a whole number, got [[",
+        ),
+    ],
+    ids=["infinity", "deep", "bomb under a key"],
+)
+def test_hostile_files_are_one_line(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "exp.yaml"
+    path.write_text(text)
+    result = runner.invoke(app, ["evaluate", "--config", str(path), "--print-config"])
+    assert result.exit_code == 1 and message in result.stderr, result.output
+    assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
+    assert len(result.stderr) < 300
+
+
+def test_an_infinite_time_limit_option_is_one_line() -> None:
+    result = runner.invoke(app, ["evaluate", "asocial", "--time-limit", "inf", "--print-config"])
+    assert result.exit_code == 1, result.output
+    assert "sandbox.time_limit: expected a finite number, got inf" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -62,8 +62,10 @@ def test_mistakes_are_one_line_naming_the_key(data: dict, message: str) -> None:
 
 
 def test_validation_of_the_classes_themselves_is_reported_with_the_file() -> None:
-    with pytest.raises(ConfigError, match=r"e\.yaml: sim: beta must be positive"):
-        decode(EvaluationConfig, {"sim": {"params": {"beta": -1}}}, "e.yaml")
+    # The temperature lives in the empowerment model's section (sim.params.empowerment).
+    expected = r"e\.yaml: sim\.params\.empowerment: empowerment model beta=-1\.0: expected a"
+    with pytest.raises(ConfigError, match=expected):
+        decode(EvaluationConfig, {"sim": {"params": {"empowerment": {"beta": -1}}}}, "e.yaml")
 
 
 def test_text_forms_of_populations_and_choices() -> None:

@@ -135,7 +135,7 @@ def test_archive_text_is_escaped(run_dir: Path, report: Path) -> None:
     for path in (report / "index.html", report / "protocols" / f"{hostile}.html"):
         raw = path.read_text()
         assert "<script>alert" not in raw and "<b>bold" not in raw
-        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in raw
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in raw
         page = Page(path)
         assert EVIL in "".join(page.text)  # shown as text, exactly as stored
     assert Page(report / "protocols" / f"{hostile}.html").scripts == 0

@@ -1,10 +1,10 @@
 """The package reads top-down: no module imports from a higher layer, and no imports go in
 a circle.
 
-Layers, bottom first: the shared errors, ``domain``, ``llm`` (the client, the local
-server), ``agents`` and ``protocols`` (side by side, neither importing the other's in a
-circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``, ``study``, ``cli``. A module
-belongs to the layer of its top-level subpackage.
+Layers, bottom first: the shared errors and readers of untrusted files, ``domain``, ``llm``
+(the client, the local server), ``agents`` and ``protocols`` (side by side, neither importing
+the other's in a circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``,
+``study``, ``cli``. A module belongs to the layer of its top-level subpackage.
 
 Every import statement counts: at module level, inside functions (a lazy import is still
 a dependency, only hidden) and under ``TYPE_CHECKING`` (not exempt: an annotation's import
@@ -27,7 +27,7 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "config_tree"),
+    ("errors", "safefiles", "yamlsafe", "config_tree"),
     ("domain",),
     ("llm",),
     ("agents", "protocols"),

@@ -90,11 +90,11 @@ def test_selection_reads_whole_rows_only_for_the_protocols_it_quotes(
         decoded: list[int] = []
         decode = Archive._candidate
 
-        def counted(row):
+        def counted(self, row):
             decoded.append(row["id"])
-            return decode(row)
+            return decode(self, row)
 
-        monkeypatch.setattr(Archive, "_candidate", staticmethod(counted))
+        monkeypatch.setattr(Archive, "_candidate", counted)
         for iteration in range(9, 41):
             decoded.clear()
             request = loop.request_for(iteration, np.random.default_rng([TINY.seed, iteration]))

@@ -137,3 +137,17 @@ def test_short_label_wraps_on_word_breaks() -> None:
         "ingredient_\nproductivity (ablated)"
     )
     assert plots.short_label("x" * 100, 10, max_lines=2) == "x" * 10 + "\n" + "x" * 9 + "…"
+
+
+def test_pairwise_colours_are_pale_where_the_difference_is_noise() -> None:
+    difference = np.array([[np.nan, 1.4, 10.0], [-1.4, np.nan, 8.6], [-10.0, -8.6, np.nan]])
+    p = np.array([[np.nan, 0.8, 0.001], [0.9, np.nan, 0.01], [0.99, 0.99, np.nan]])
+    rgba = plots.pairwise_colours(difference, p, limit=10.0)
+    white = np.ones(3)
+    # significant either way: full colour; noise: close to white, however large its share
+    assert np.abs(rgba[0, 2, :3] - white).sum() > 1.0
+    assert np.abs(rgba[2, 0, :3] - white).sum() > 1.0
+    assert np.abs(rgba[0, 1, :3] - white).sum() < 0.1
+    assert rgba[1, 1, :3].tolist() == [1.0, 1.0, 1.0]
+    noise_only = plots.pairwise_colours(difference[:2, :2], p[:2, :2], limit=1.4)
+    assert np.abs(noise_only[0, 1, :3] - white).max() < 0.25  # the largest cell stays pale

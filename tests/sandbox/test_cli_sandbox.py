@@ -91,3 +91,22 @@ def test_without_seccomp_untrusted_files_are_refused_unless_unsafe(
     with pytest.warns(SandboxWarning, match="WITHOUT the seccomp sandbox"):
         code, output = evaluate(toy_recipes, str(good), "--unsafe-no-sandbox")
     assert code == 0, output
+
+
+def test_a_file_the_pre_check_refuses_is_refused_before_it_runs(
+    tmp_path: Path, toy_recipes: Path
+) -> None:
+    walk = tmp_path / "walk.py"
+    walk.write_text(
+        RANDOM_SHARING.replace(
+            "out = {}",
+            "out = {}\n        system = next(c for c in ().__class__.__base__.__subclasses__()"
+            " if c.__name__ == '_wrap_close').__init__.__globals__['system']",
+        )
+    )
+    code, output = evaluate(toy_recipes, str(walk))
+    assert code == 1
+    assert output.strip().splitlines() == [
+        f"error: {walk}: refused by the pre-check: line 11: .__base__ is not allowed "
+        "(no introspection of internals) (and 2 more)"
+    ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
+import sys
 
 import pytest
 
@@ -55,3 +57,19 @@ except PermissionError:
 def test_a_worker_whose_parent_already_died_exits() -> None:
     check = "confine.drop_privileges(65534, 65534, 1)\ncode = 0"  # pid 1 is not our parent
     assert in_child(check) == 1
+
+
+def test_address_randomisation_is_turned_off_for_what_runs_next() -> None:
+    # In a child: the flag stays with the process that sets it (and what it executes).
+    code = (
+        "from tpdisc.sandbox import confine\n"
+        "print(confine.address_randomisation_off(), confine.address_randomisation_off())\n"
+        "import subprocess\n"
+        "print(subprocess.run(['cat', '/proc/self/personality'], capture_output=True,"
+        " text=True).stdout.strip())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out[:2] == ["True", "False"]
+    assert int(out[2], 16) & confine.ADDR_NO_RANDOMIZE

@@ -260,7 +260,14 @@ def feature_figure(study: FeatureStudy, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 0.32 * max(len(rows), 4) + 1.4), layout="constrained")
     ys = np.arange(len(rows))[::-1]
     rhos = [r.rho or 0.0 for r in rows]
-    ax.barh(ys, rhos, color=["C0" if rho > 0 else "C3" for rho in rhos])
+    # Effect and significance together: a bar is solid only where q < .01 (a star);
+    # elsewhere it is pale, so that a large ρ of few protocols does not read as a finding.
+    solid = [r.q is not None and r.q < 0.01 for r in rows]
+    colours = [
+        ("C0" if rho > 0 else "C3", 1.0 if strong else 0.3)
+        for rho, strong in zip(rhos, solid, strict=True)
+    ]
+    ax.barh(ys, rhos, color=colours, edgecolor=["C0" if rho > 0 else "C3" for rho in rhos])
     reference = [
         (y, r.reference_rho) for y, r in zip(ys, rows, strict=True) if r.reference_rho is not None
     ]
@@ -283,7 +290,8 @@ def feature_figure(study: FeatureStudy, path: Path) -> Path:
     ax.set_xlim(-1, 1)
     ax.set_xlabel("Spearman ρ of (original − ablated) with fitness")
     ax.set_title(
-        f"Behavioural features, {study.n_protocols} protocols (** q < 0.01, *** q < 0.001, BH)",
+        f"Behavioural features, {study.n_protocols} protocols\n"
+        "** q < 0.01, *** q < 0.001 (BH); pale bars: not significant",
         fontsize=10,
     )
     return save_figure(fig, path)

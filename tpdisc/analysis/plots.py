@@ -81,12 +81,33 @@ def coverage_figure(evaluations: Sequence[Evaluation], path: str | Path, title: 
 
 
 PAIRWISE_TITLE = (
-    "row − column final coverage\none-sided Welch, BH-adjusted\n* .05  ** .01  *** .001"
+    "row − column final coverage, one-sided Welch, BH-adjusted\n"
+    "* .05  ** .01  *** .001; pale: not significant"
 )
+# How much of its colour a cell whose difference is not significant keeps: noise shows as
+# a tint, never as a strong colour.
+PALE = 0.22
+ALPHA = 0.05
+
+
+def pairwise_colours(difference: np.ndarray, p_adjusted: np.ndarray, limit: float) -> np.ndarray:
+    """RGBA per cell: the signed difference on a diverging scale, full strength where the
+    row beats the column or the column beats the row (BH-adjusted p < .05 either way),
+    pale otherwise; the diagonal white."""
+    cmap = plt.get_cmap("RdBu")
+    diff = np.nan_to_num(difference)
+    rgba = cmap(np.clip(0.5 + diff / (2 * limit), 0.0, 1.0))
+    p = np.nan_to_num(p_adjusted, nan=1.0)
+    significant = (p < ALPHA) | (p.T < ALPHA)
+    weight = np.where(significant, 1.0, PALE)[..., None]
+    rgba[..., :3] = 1.0 - (1.0 - rgba[..., :3]) * weight
+    rgba[np.eye(len(diff), dtype=bool)] = (1.0, 1.0, 1.0, 1.0)
+    return rgba
 
 
 def pairwise_figure(comparison: PairwiseComparison, path: str | Path) -> Path:
-    """Matrix of mean differences (row minus column) with stars where row beats column."""
+    """Matrix of mean differences (row minus column) with stars where row beats column:
+    effect as colour, significance as its strength (pale where it is noise)."""
     n = len(comparison.names)
     labels = [short_label(name, 22) for name in comparison.names]
     longest, lines = label_extent(labels)
@@ -94,24 +115,29 @@ def pairwise_figure(comparison: PairwiseComparison, path: str | Path) -> Path:
     label_inches = CHAR_INCHES * longest + 0.15 * lines
     # Sized so that the cells keep their size whatever the names: labels get their own
     # margin (x labels are turned 45°), the colour bar its own, the title its own lines.
-    width = max(3.8, label_inches + n * cell + 1.6)
-    height = 1.2 + n * cell + 0.75 * label_inches + 0.15 * lines
+    width = max(4.6, label_inches + n * cell + 1.9)
+    height = 1.3 + n * cell + 0.75 * label_inches + 0.15 * lines
     fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     diff = np.nan_to_num(comparison.difference)
     limit = max(1e-9, float(np.abs(diff).max()))
-    image = ax.imshow(diff, cmap="RdBu", vmin=-limit, vmax=limit)
+    colours = pairwise_colours(comparison.difference, comparison.p_adjusted, limit)
+    ax.imshow(colours)
+    p = np.nan_to_num(comparison.p_adjusted, nan=1.0)
     for i in range(n):
         for j in range(n):
             if i == j:
                 continue
             text = f"{comparison.difference[i, j]:+.1f}\n{stars(comparison.p_adjusted[i, j])}"
-            colour = "white" if abs(diff[i, j]) > 0.6 * limit else "black"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour)
+            strong = (p[i, j] < ALPHA or p[j, i] < ALPHA) and abs(diff[i, j]) > 0.6 * limit
+            ax.text(j, i, text.rstrip(), ha="center", va="center", fontsize=7,
+                    color="white" if strong else "black")  # fmt: skip
     ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
     ax.set_yticks(range(n), labels, fontsize=8)
-    ax.set_title(PAIRWISE_TITLE, fontsize=9)
-    bar = fig.colorbar(image, ax=ax, shrink=0.8)
-    bar.set_label("mean final coverage, row − column", fontsize=8)
+    ax.set_title(PAIRWISE_TITLE, fontsize=8)
+    scale = plt.cm.ScalarMappable(cmap="RdBu", norm=plt.Normalize(-limit, limit))
+    bar = fig.colorbar(scale, ax=ax, shrink=0.8)
+    bar.set_label("mean final coverage, row − column\n(elements; pale cells: p ≥ .05)", fontsize=7)
+    bar.ax.tick_params(labelsize=7)
     return _save(fig, path)
 
 

@@ -29,12 +29,12 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, excerpt
 from tpdisc.search.archive import immediate_transaction
 
 ORIGINAL = "original"
@@ -85,8 +85,31 @@ class SimSummary:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SimSummary:
-        return cls(**{**data, "curve": tuple(data.get("curve", ()))})
+    def from_json(cls, data: Any) -> SimSummary:
+        """From what :meth:`to_json` wrote; anything else (a damaged or forged store) is a
+        ValueError saying which field is wrong."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"expected a JSON object, got {excerpt(data)}")
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(map(str, data)) - set(names))
+        if unknown:
+            raise ValueError(f"unknown field {excerpt(unknown[0])}")
+        for name in names[:-1]:
+            value = data.get(name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"field {name}: expected a whole number, got {excerpt(value)}")
+        curve = data.get("curve", [])
+        if not isinstance(curve, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in curve
+        ):
+            raise ValueError(f"field curve: expected a list of whole numbers, got {excerpt(curve)}")
+        if data["n_agents"] < 1:
+            raise ValueError(f"field n_agents: expected at least 1, got {data['n_agents']}")
+        return cls(**{**data, "curve": tuple(curve)})
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def settings_hash(settings: Mapping[str, Any]) -> str:
@@ -167,17 +190,36 @@ class AnalysisStore:
                 [kind, settings, *chunk],
             )
             for protocol_id, seed, value in rows:
-                out.setdefault(int(protocol_id), {})[int(seed)] = json.loads(value)
+                row = f"analysis row ({excerpt(protocol_id, 20)}, {kind}, {excerpt(seed, 20)})"
+                if not _whole(protocol_id) or not _whole(seed):
+                    raise ConfigError(f"{self.path}: {row}: expected whole-number ids and seeds")
+                out.setdefault(protocol_id, {})[seed] = self._decoded(row, value)
         return out
+
+    def _decoded(self, row: str, value: Any) -> Any:
+        try:
+            if not isinstance(value, str):
+                raise ValueError
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            raise ConfigError(
+                f"{self.path}: {row}: column value: expected JSON text, got {excerpt(value)}"
+            ) from None
 
     def summaries(
         self, kind: str, settings: str, protocol_ids: Iterable[int]
     ) -> dict[int, dict[int, SimSummary]]:
         """As :meth:`get`, the values read as :class:`SimSummary`."""
-        return {
-            pid: {seed: SimSummary.from_json(v) for seed, v in values.items()}
-            for pid, values in self.get(kind, settings, protocol_ids).items()
-        }
+        out: dict[int, dict[int, SimSummary]] = {}
+        for pid, values in self.get(kind, settings, protocol_ids).items():
+            for seed, value in values.items():
+                try:
+                    out.setdefault(pid, {})[seed] = SimSummary.from_json(value)
+                except ValueError as err:
+                    raise ConfigError(
+                        f"{self.path}: analysis row ({pid}, {kind}, {seed}): column value: {err}"
+                    ) from None
+        return out
 
     def features(
         self, settings: str, protocol_ids: Iterable[int], seeds: Sequence[int] | None = None
@@ -195,10 +237,21 @@ class AnalysisStore:
                 [FEATURES + "%", ALL_SEEDS, settings, *chunk],
             )
             for protocol_id, kind, value in rows:
-                data = json.loads(value)
+                row = f"analysis row ({excerpt(protocol_id, 20)}, {excerpt(kind, 40)})"
+                data = self._decoded(row, value)
+                if not (
+                    _whole(protocol_id)
+                    and isinstance(data, dict)
+                    and isinstance(data.get("seeds"), list)
+                    and isinstance(data.get("features"), dict)
+                ):
+                    raise ConfigError(
+                        f"{self.path}: {row}: column value: expected an object of seeds and "
+                        f"features, got {excerpt(data)}"
+                    )
                 if seeds is None or list(data["seeds"]) == list(seeds):
                     condition = kind[len(FEATURES) :]
-                    out.setdefault(int(protocol_id), {})[condition] = dict(data["features"])
+                    out.setdefault(protocol_id, {})[condition] = dict(data["features"])
         return out
 
     def count(self, kind: str | None = None) -> int:

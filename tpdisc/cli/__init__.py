@@ -19,6 +19,7 @@ __all__ = ["app", "main"]
 SIMULATING = {
     ("evaluate",),
     ("compare",),
+    ("inspect",),
     ("evolve",),
     ("study",),
     ("analyze", "ablation"),

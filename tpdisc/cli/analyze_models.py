@@ -188,6 +188,7 @@ def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
     """Protocol files as given; a run directory stands for its best protocol, written to a
     temporary file named RUN-NAME.py (its code runs sandboxed like any file)."""
     from tpdisc.analysis.embeddings import best_of, run_labels, run_protocols
+    from tpdisc.safefiles import safe_name
     from tpdisc.search.archive import Archive
 
     runs = [a for a in arguments if (Path(a) / Archive.FILE_NAME).is_file()]
@@ -199,7 +200,8 @@ def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
                 files.append(argument)
                 continue
             best = best_of(run_protocols(argument, labels[argument]))
-            path = Path(folder) / f"{labels[argument].replace('/', '-')}-{best.name}.py"
+            # Both come from the run folders: made plain, they stay file names in ``folder``.
+            path = Path(folder) / f"{safe_name(labels[argument])}-{safe_name(best.name)}.py"
             path.write_text(best.code)
             err_console.print(
                 f"{argument}: best protocol {best.name} (fitness {best.fitness:.2f})",

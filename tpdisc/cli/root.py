@@ -8,6 +8,7 @@ from tpdisc.cli.analyze import analyze_app
 from tpdisc.cli.analyze_models import register as register_analysis_models
 from tpdisc.cli.data import data_app
 from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
+from tpdisc.cli.inspect import inspect_cmd
 from tpdisc.cli.prior import prior_app
 from tpdisc.cli.report_cmd import report_cmd
 from tpdisc.cli.search import archive_cmd, evolve_cmd
@@ -27,6 +28,7 @@ app = typer.Typer(
 app.command("evaluate")(evaluate_cmd)
 app.command("compare")(compare_cmd)
 app.command("variants")(variants_cmd)
+app.command("inspect")(inspect_cmd)
 app.command("evolve")(evolve_cmd)
 app.command("archive")(archive_cmd)
 app.command("report")(report_cmd)

@@ -136,13 +136,18 @@ def study_cmd(
     if out is None:
         raise ConfigError("give the study's folder: --out DIR")
     from tpdisc.study.layout import StudyDir
+    from tpdisc.study.portraits import portrait_count
     from tpdisc.study.publish import publish
     from tpdisc.study.runner import open_config, run_study
 
     config = open_config(out, config)
     err_console.print(_plan_line(config, out), highlight=False)
     run_study(out, config, _CommandLineUI())
-    index = publish(StudyDir(out))
+    folder = StudyDir(out)
+    # The report simulates a few seeds per best protocol for its portraits (once).
+    total = portrait_count(folder.read_result("best"), config)
+    with progress_bar(total, "portraits") as advance:
+        index = publish(folder, on_simulation=advance)
     console.print(f"report: {index}")
     console.print(f"exports: {out / 'exports'}")
 

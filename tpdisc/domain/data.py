@@ -10,10 +10,13 @@ import platformdirs
 
 from tpdisc.domain.recipes import RecipeGraph, load_recipes
 from tpdisc.errors import RecipeDataError
+from tpdisc.safefiles import FileRefused, open_regular
 
 ENV_VAR = "TPDISC_RECIPES"
 FILE_NAME = "alchemy2.json"
 SHA256 = "757422df36f8805b1a56c418e613c6418c905b0956e6f2fb3dff78569933d25d"
+# The public file is 0.4 MB; an install reads no more than this of whatever it is given.
+MAX_INSTALL_BYTES = 16_000_000
 URL = "https://raw.githubusercontent.com/minqi/wordcraft/main/datasets/alchemy2.json"
 
 
@@ -51,23 +54,42 @@ def download(url: str | None = None, dest: Path | None = None, sha256: str | Non
 
 def install(path: str | Path) -> Path:
     """Check that ``path`` is the public recipe file (its sha256) and copy it to the user
-    cache, where every later run finds it without ``--recipes``."""
+    cache, where every later run finds it without ``--recipes``.
+
+    The path is untrusted: only a regular file no larger than :data:`MAX_INSTALL_BYTES` is
+    read, hashed while it streams, so neither ``/dev/zero`` nor a FIFO nor a huge file
+    costs more than a moment and a chunk of memory.
+    """
     path = Path(path)
-    try:
-        payload = path.read_bytes()
-    except OSError as err:
-        raise RecipeDataError(f"{path}: cannot read ({err.strerror})") from None
-    digest = hashlib.sha256(payload).hexdigest()
-    if digest != SHA256:
-        raise RecipeDataError(
-            f"{path}: sha256 {digest[:12]}… is not the public Little Alchemy 2 file's "
-            f"({SHA256[:12]}…); to play another file, give it with --recipes or ${ENV_VAR}"
-        )
-    load_recipes(path)  # the right bytes, but a parse error here would be a tpdisc bug
     dest = cache_dir() / FILE_NAME
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".part")
-    tmp.write_bytes(payload)
+    digest = hashlib.sha256()
+    try:
+        with open_regular(path, MAX_INSTALL_BYTES) as source, tmp.open("wb") as copy:
+            size = 0
+            while chunk := source.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_INSTALL_BYTES:  # it grew while being read
+                    raise RecipeDataError(
+                        f"{path}: more than the {MAX_INSTALL_BYTES:,} bytes allowed here"
+                    )
+                digest.update(chunk)
+                copy.write(chunk)
+    except FileRefused as err:
+        tmp.unlink(missing_ok=True)
+        raise RecipeDataError(str(err)) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if digest.hexdigest() != SHA256:
+        tmp.unlink(missing_ok=True)
+        raise RecipeDataError(
+            f"{path}: sha256 {digest.hexdigest()[:12]}… is not the public Little Alchemy 2 "
+            f"file's ({SHA256[:12]}…); to play another file, give it with --recipes or "
+            f"${ENV_VAR}"
+        )
+    load_recipes(tmp)  # the right bytes, but a parse error here would be a tpdisc bug
     tmp.replace(dest)
     return dest
 

@@ -1,13 +1,16 @@
-"""What every static HTML page of tpdisc shares: the template with its inline style, and
-escaping. Pages are opened from disk, zipped and mailed, so nothing here refers to the
-network."""
+"""What every static HTML page of tpdisc shares: the page template with its inline style,
+and escaping (Jinja2's, see :mod:`tpdisc.report.templates`). Pages are opened from disk,
+zipped and mailed, so nothing here refers to the network."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 
+import markupsafe
+from markupsafe import Markup
 from pygments.formatters import HtmlFormatter
+
+from tpdisc.report.templates import ENVIRONMENT, render
 
 CODE_FORMATTER = HtmlFormatter(cssclass="hl", linenos="table")
 STYLE = """
@@ -25,20 +28,18 @@ dl.facts dd { margin-left: 11em; }
 """ + CODE_FORMATTER.get_style_defs(".hl")
 
 
-def escape(value: object) -> str:
-    return html.escape(str(value))
+def escape(value: object) -> Markup:
+    """``value`` as HTML text (Jinja2's escaping, the same the templates apply)."""
+    return markupsafe.escape(value)
 
 
 def page(title: str, body: str, style: str = "") -> str:
-    """A whole page; ``style`` is CSS added to the shared rules."""
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{escape(title)}</title>\n<style>{STYLE}{style}</style>\n</head>\n"
-        f"<body>\n{body}\n</body>\n</html>\n"
-    )
+    """A whole page; ``body`` is HTML already (built from escaped pieces), ``style`` is CSS
+    added to the shared rules."""
+    return render("page.html", title=title, style=Markup(STYLE + style), body=Markup(body))
 
 
-def facts(items: Iterable[tuple[str, str]]) -> str:
-    """A definition list; the values are HTML already (escaped by the caller)."""
-    inner = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in items)
-    return f'<dl class="facts">{inner}</dl>'
+def facts(items: Iterable[tuple[str, object]]) -> Markup:
+    """A definition list; a value that is not Markup is escaped."""
+    macros = ENVIRONMENT.get_template("macros.html").module
+    return Markup(macros.facts(list(items)))  # type: ignore[attr-defined]

@@ -3,8 +3,10 @@ the best-fitness figure and a sortable protocol table, and ``protocols/<name>.ht
 protocol (the name the command line uses, such as ``i0009``) with its highlighted code,
 lineage and diff against its parent.
 
-Everything read from the archive is untrusted (an LLM wrote it), so every text goes
-through :func:`html.escape` or pygments, which escapes too. Nothing is fetched from the
+Everything read from the archive is untrusted (an LLM wrote it, or whoever sent the run
+folder): the archive checks every value it reads, and the pages are Jinja2 templates
+(:mod:`tpdisc.report.templates`) that escape every one; code is highlighted by pygments,
+which escapes too. Nothing is fetched from the
 network: the CSS and the sorting script are inline, the figure is a PNG beside the page.
 """
 
@@ -14,19 +16,19 @@ import difflib
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
+from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
-from tpdisc.report.page import CODE_FORMATTER
-from tpdisc.report.page import escape as _e
-from tpdisc.report.page import facts as _facts
-from tpdisc.report.page import page as _page
+from tpdisc.config_tree import read_yaml
+from tpdisc.errors import ConfigError
+from tpdisc.report.page import CODE_FORMATTER, STYLE
+from tpdisc.report.templates import render
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.plots import best_fitness_figure
@@ -89,27 +91,45 @@ def page_names(rows: list[CandidateSummary]) -> dict[int, str]:
 
 
 def build_report(
-    archive: Archive, run_dir: Path, out: Path, back: tuple[str, str] | None = None
+    archive: Archive,
+    run_dir: Path,
+    out: Path,
+    back: tuple[str, str] | None = None,
+    portraits: Mapping[int, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write the report of ``archive`` (the run in ``run_dir``) to ``out``; returns the
     path of ``index.html``. ``back``, (href relative to ``out``, text), links the index
-    up to the page that holds this run, such as a study's report."""
+    up to the page that holds this run, such as a study's report. ``portraits``: the
+    portrait pages of some protocols (id -> href relative to ``out``), linked from the
+    index and their pages; ``notes``: lines shown under the summary."""
     out = Path(out)
+    portraits = dict(portraits or {})
     (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
     rows = archive.summaries()
     pages = page_names(rows)
     rescores = archive.rescores()
     best_fitness_figure(archive, out / FIGURE)
     index = out / "index.html"
-    index.write_text(_index(archive, Path(run_dir), rows, back, pages, rescores), encoding="utf-8")
+    index.write_text(
+        _index(archive, Path(run_dir), rows, back, pages, rescores, portraits, notes),
+        encoding="utf-8",
+    )
     codes: dict[int, str | None] = {}
     for summary in rows:
         candidate = archive.get(summary.id)
         parent = _parent_code(archive, candidate, pages, codes)
         page = out / PROTOCOLS / pages[summary.id]
-        html = _protocol_page(candidate, parent, pages, rescores.get(summary.id))
+        portrait = portraits.get(summary.id)
+        up = None if portrait is None else _up(portrait)
+        html = _protocol_page(candidate, parent, pages, rescores.get(summary.id), up)
         page.write_text(html, encoding="utf-8")
     return index
+
+
+def _up(href: str) -> str:
+    """``href`` (relative to the report's folder) as seen from a protocol page."""
+    return href if "://" in href or href.startswith("/") else f"../{href}"
 
 
 def _parent_code(
@@ -128,10 +148,9 @@ def _parent_code(
 
 
 def _config_facts(run_dir: Path) -> list[tuple[str, str]]:
-    path = run_dir / CONFIG_FILE
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        config = read_yaml(run_dir / CONFIG_FILE)
+    except ConfigError:
         return []
     facts = []
     for key in CONFIG_KEYS:
@@ -150,130 +169,108 @@ def _index(
     back: tuple[str, str] | None,
     pages: Mapping[int, str],
     rescores: Mapping[int, Rescore],
+    portraits: Mapping[int, str],
+    notes: Sequence[str],
 ) -> str:
     stats = archive.stats()
     best = (
-        f"{stats.best_fitness:.3f} ({_e(stats.best_name)}, on the search's own seeds)"
+        f"{stats.best_fitness:.3f} ({stats.best_name}, on the search's own seeds)"
         if math.isfinite(stats.best_fitness)
         else "none scored"
     )
-    summary = [("run", _e(run_dir)), ("totals", _e(totals_line(archive))), ("best fitness", best)]
+    summary: list[tuple[str, object]] = [
+        ("run", run_dir),
+        ("totals", totals_line(archive)),
+        ("best fitness", best),
+    ]
     names = {c.id: c.name for c in rows}
     if rescores:
         top = max(rescores.values(), key=lambda r: r.mean)
         summary.append(
             (
                 "best on fresh seeds",
-                f"{_e(fresh_text(top))} ({_e(names.get(top.protocol_id, top.protocol_id))}, "
-                f"best of the {len(rescores)} re-scored; {_e(fresh_caption(rescores))})",
+                f"{fresh_text(top)} ({names.get(top.protocol_id, top.protocol_id)}, "
+                f"best of the {len(rescores)} re-scored; {fresh_caption(rescores)})",
             )
         )
-    config = _config_facts(run_dir)
-    config_html = _facts((k, _e(v)) for k, v in config) if config else f"<p>no {CONFIG_FILE}</p>"
     headers = ["id", "name", "iteration", "mode", "status", "fitness"]
     headers += ["fresh seeds"] if rescores else []
     headers += ["parent"]
-    head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "\n".join(_row(c, pages, rescores if rescores else None) for c in rows)
-    up = f'<p><a href="{_e(back[0])}">&larr; {_e(back[1])}</a></p>\n' if back else ""
-    return _page(
-        f"tpdisc run {run_dir}",
-        f"{up}<h1>Search run {_e(run_dir)}</h1>\n{_facts(summary)}\n"
-        f"<h2>Configuration</h2>\n{config_html}\n"
-        f'<h2>Best fitness by iteration</h2>\n<img src="{FIGURE}" alt="best fitness by '
-        f'iteration" width="700">\n'
-        f"<h2>Protocols ({len(rows)})</h2>\n<p>Click a header to sort.</p>\n"
-        f'<table class="protocols">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n'
-        f"</tbody>\n</table>\n<script>{SORT_SCRIPT}</script>",
+    return render(
+        "run_index.html",
+        title=f"tpdisc run {run_dir}",
+        style=Markup(STYLE),
+        back=back,
+        run_dir=run_dir,
+        summary=summary,
+        config=_config_facts(run_dir),
+        config_file=CONFIG_FILE,
+        figure=FIGURE,
+        at_work=[(href, names.get(pid, pid)) for pid, href in portraits.items()],
+        notes=list(notes),
+        headers=headers,
+        fresh=bool(rescores),
+        rows=[_row(c, pages, rescores) for c in rows],
+        protocols=PROTOCOLS,
+        script=Markup(SORT_SCRIPT),
     )
 
 
 def _row(
-    c: CandidateSummary, pages: Mapping[int, str], rescores: Mapping[int, Rescore] | None
-) -> str:
-    # Unscored rows sort below every scored one; JavaScript's parseFloat reads "-Infinity",
-    # not Python's "-inf".
-    score = c.fitness_mean if c.fitness_mean is not None else "-Infinity"
-    parent = (
-        f'<a href="{PROTOCOLS}/{_e(pages[c.parent_id])}">{c.parent_id}</a>'
-        if c.parent_id is not None and c.parent_id in pages
-        else ("" if c.parent_id is None else str(c.parent_id))
-    )
-    cells = [
-        f'<td class="num" data-sort="{c.id}">{c.id}</td>',
-        f'<td><a href="{PROTOCOLS}/{_e(pages[c.id])}">{_e(c.name)}</a></td>',
-        f'<td class="num" data-sort="{c.iteration}">{c.iteration}</td>',
-        f"<td>{_e(c.mode)}</td>",
-        f"<td>{_e(c.status)}</td>",
-        f'<td class="num" data-sort="{score}">{_e(format_fitness(c))}</td>',
-    ]
-    if rescores is not None:
-        fresh = rescores.get(c.id)
-        key = fresh.mean if fresh is not None else "-Infinity"
-        cells.append(f'<td class="num" data-sort="{key}">{_e(fresh_text(fresh))}</td>')
-    cells.append(
-        f'<td class="num" data-sort="{c.parent_id if c.parent_id is not None else -1}">'
-        f"{parent}</td>"
-    )
-    css = "" if c.status == "valid" else ' class="invalid"'
-    return f"<tr{css}>{''.join(cells)}</tr>"
-
-
-def _link(protocol_id: int | None, known: Mapping[int, str]) -> str:
-    if protocol_id is None:
-        return ""
-    if protocol_id not in known:
-        return str(protocol_id)
-    return f'<a href="{_e(known[protocol_id])}">{protocol_id}</a>'
+    c: CandidateSummary, pages: Mapping[int, str], rescores: Mapping[int, Rescore]
+) -> dict[str, Any]:
+    fresh = rescores.get(c.id)
+    return {
+        "id": c.id,
+        "name": c.name,
+        "page": pages[c.id],
+        "iteration": c.iteration,
+        "mode": c.mode,
+        "status": c.status,
+        # Unscored rows sort below every scored one; JavaScript's parseFloat reads
+        # "-Infinity", not Python's "-inf".
+        "score": c.fitness_mean if c.fitness_mean is not None else "-Infinity",
+        "fitness": format_fitness(c),
+        "fresh": fresh_text(fresh),
+        "fresh_sort": fresh.mean if fresh is not None else "-Infinity",
+        "parent_id": c.parent_id,
+        "parent_page": pages.get(c.parent_id) if c.parent_id is not None else None,
+        "parent_sort": c.parent_id if c.parent_id is not None else -1,
+    }
 
 
 def _protocol_page(
-    c: Candidate, parent_code: str | None, known: Mapping[int, str], fresh: Rescore | None
+    c: Candidate,
+    parent_code: str | None,
+    known: Mapping[int, str],
+    fresh: Rescore | None,
+    portrait: str | None = None,
 ) -> str:
     assert c.id is not None  # rows read back from the archive always have one
     seeds = f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""
-    facts = [
-        ("id", str(c.id)),
-        ("status", _e(c.status)),
-        ("mode", _e(c.mode)),
-        ("iteration", str(c.iteration)),
-        ("fitness", _e(format_fitness(c) + seeds)),
-        ("proposer", _e(c.proposer) + (f" ({_e(c.model)})" if c.model else "")),
-        ("parent", _link(c.parent_id, known) or "none"),
-        # Parent first, then its ancestors: a path up to the seed.
-        ("lineage", " &larr; ".join(_link(i, known) for i in c.lineage) or "none"),
-    ]
-    if fresh is not None:
-        where = f"over seeds {fresh.seeds[0]}..{fresh.seeds[-1]}, which the search never used"
-        facts.insert(5, ("fresh seeds", _e(f"{fresh_text(fresh)} {where}")))
-    if c.contrast_ids:
-        facts.append(("contrasts", ", ".join(_link(i, known) for i in c.contrast_ids)))
-    if c.repair_of is not None:
-        facts.append(("repair of", _link(c.repair_of, known)))
-    if c.duplicate_of is not None:
-        facts.append(("same code as", _link(c.duplicate_of, known)))
-    parts = [
-        '<p><a href="../index.html">&larr; all protocols</a></p>',
-        f"<h1>{_e(c.name)}</h1>",
-        _facts(facts),
-    ]
-    if c.error:
-        parts.append(f'<h2>Error</h2>\n<pre class="error">{_e(c.error)}</pre>')
-    parts.append(
-        f'<h2>Description</h2>\n<p class="description">{_e(c.description or "(none)")}</p>'
+    fresh_seeds = (
+        f"{fresh_text(fresh)} over seeds {fresh.seeds[0]}..{fresh.seeds[-1]}, "
+        "which the search never used"
+        if fresh is not None
+        else None
     )
-    if c.logging:
-        parts.append(f'<h2>Logging</h2>\n<p class="description">{_e(c.logging)}</p>')
-    if c.reasoning:
-        parts.append(f'<h2>Reasoning</h2>\n<p class="description">{_e(c.reasoning)}</p>')
-    if c.code:
-        parts.append(f"<h2>Code</h2>\n{highlight(c.code, PythonLexer(), CODE_FORMATTER)}")
-    if c.code and parent_code:
-        parts.append(_diff(parent_code, c.code, c.parent_id))
-    return _page(f"{c.name} (id {c.id})", "\n".join(parts))
+    code = Markup(highlight(c.code, PythonLexer(), CODE_FORMATTER)) if c.code else None
+    return render(
+        "protocol.html",
+        title=f"{c.name} (id {c.id})",
+        style=Markup(STYLE),
+        c=c,
+        known=known,
+        fitness=format_fitness(c) + seeds,
+        fresh=fresh_seeds,
+        portrait=portrait,
+        code=code,
+        diff=_diff(parent_code, c.code, c.parent_id) if c.code and parent_code else None,
+    )
 
 
-def _diff(parent_code: str, code: str, parent_id: int | None) -> str:
+def _diff(parent_code: str, code: str, parent_id: int | None) -> Markup:
+    """The highlighted unified diff from the parent's code; empty when they are the same."""
     lines = difflib.unified_diff(
         parent_code.splitlines(keepends=True),
         code.splitlines(keepends=True),
@@ -281,6 +278,5 @@ def _diff(parent_code: str, code: str, parent_id: int | None) -> str:
         tofile="this protocol",
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-    if not text:
-        return "<h2>Changes from the parent</h2>\n<p>The same code as its parent.</p>"
-    return f"<h2>Changes from the parent</h2>\n{highlight(text, DiffLexer(), _DIFF_FORMATTER)}"
+    # pygments escapes the text it highlights.
+    return Markup(highlight(text, DiffLexer(), _DIFF_FORMATTER)) if text else Markup()

@@ -80,13 +80,17 @@ def sandbox_walls() -> dict[str, tuple[bool, str]]:
 def sandbox_untrusted(specs: list[ProtocolSpec], config: SandboxConfig) -> list[ProtocolSpec]:
     """Give every untrusted source protocol in ``specs`` the sandbox ``config``.
 
-    Checks the platform once, before anything runs: without seccomp, untrusted code is
-    refused (one :class:`SandboxError` naming the first such file) unless ``config`` is the
-    explicit unsafe mode. Baselines and trusted sources pass through unchanged.
+    Checks each untrusted source with the pre-check first (a refusal is one
+    :class:`SandboxError` naming the file, the line and the reason), then the platform
+    once, before anything runs: without seccomp, untrusted code is refused (one
+    :class:`SandboxError` naming the first such file) unless ``config`` is the explicit
+    unsafe mode. Baselines and trusted sources pass through unchanged.
     """
     untrusted = [s for s in specs if isinstance(s, SourceProtocol) and not s.trusted]
     if not untrusted:
         return specs
+    for spec in untrusted:
+        refuse_by_precheck(spec)
     supported, why = sandbox_support()
     if not supported and not config.allow_without_seccomp:
         raise SandboxError("unsupported", refusal(why), untrusted[0].origin)
@@ -94,6 +98,17 @@ def sandbox_untrusted(specs: list[ProtocolSpec], config: SandboxConfig) -> list[
         SandboxedSource.of(s, config) if isinstance(s, SourceProtocol) and not s.trusted else s
         for s in specs
     ]
+
+
+def refuse_by_precheck(spec: SourceProtocol) -> None:
+    """Refuse untrusted source the pre-check refuses, in one line naming its first problem
+    (the search feeds them all back to the model; a user wants the first)."""
+    problems = precheck(spec.source)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SandboxError(
+            "precheck", f"refused by the pre-check: {problems[0]}{more}", spec.origin
+        )
 
 
 def load_protocols(

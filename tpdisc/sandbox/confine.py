@@ -12,6 +12,8 @@ from tpdisc.sandbox import emptyroot
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+ADDR_NO_RANDOMIZE = 0x0040000
+PERSONALITY_QUERY = 0xFFFFFFFF
 MAX_FDS = 16
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -21,6 +23,20 @@ def prctl(option: int, value: int) -> None:
     if _libc.prctl(option, value, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl({option}) failed: {os.strerror(err)}")
+
+
+def address_randomisation_off() -> bool | None:
+    """Turn address-space randomisation off for the programs this process executes next
+    (it takes effect at ``execve``): True when it was on and now is off, False when it was
+    off already, None when the kernel refused (then addresses vary from run to run)."""
+    current = _libc.personality(PERSONALITY_QUERY)
+    if current == -1:
+        return None
+    if current & ADDR_NO_RANDOMIZE:
+        return False
+    if _libc.personality(current | ADDR_NO_RANDOMIZE) == -1:
+        return None
+    return bool(_libc.personality(PERSONALITY_QUERY) & ADDR_NO_RANDOMIZE) or None
 
 
 def mapped_bytes() -> int:

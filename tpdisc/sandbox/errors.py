@@ -10,6 +10,7 @@ from tpdisc.errors import ProtocolError
 KINDS = frozenset(
     {
         "syntax",  # the source does not compile
+        "precheck",  # the static pre-check refused the source before anything ran
         "import",  # an import outside the allow-list (or one that cannot resolve inside)
         "no-protocol",  # no class with share_memories, or several
         "crash",  # an exception raised by the protocol's own code

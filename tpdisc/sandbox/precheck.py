@@ -17,6 +17,7 @@ from tpdisc.sandbox.allowlist import (
 )
 from tpdisc.sandbox.bounds import SourceRejected, bounded_nodes, parse_bounded
 from tpdisc.sandbox.classgraph import class_count_problem, protocol_class_problem
+from tpdisc.sandbox.determinism import determinism_problems
 from tpdisc.sandbox.escapes import escape_problems
 
 MAX_PROBLEMS = 20
@@ -73,6 +74,7 @@ def precheck(source: str) -> list[str]:
                 )
             )
     found.extend(escape_problems(nodes))
+    found.extend(determinism_problems(nodes))
     problems = [p for _, p in sorted(set(found))]
     try:
         class_problem = protocol_class_problem(tree)

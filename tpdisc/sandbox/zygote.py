@@ -293,6 +293,11 @@ class Zygote:
 
 
 def main() -> None:
+    # Heap addresses leak into a protocol through id(), hash() and repr() of objects and the
+    # order of sets of them: with a fixed layout (and PYTHONHASHSEED fixed by the client)
+    # they repeat from run to run. The layout is chosen at execve, hence the re-execution.
+    if confine.address_randomisation_off():
+        os.execv(sys.executable, sys.orig_argv)
     control_fd, parent_pid, pdeathsig = (int(a) for a in sys.argv[1:4])
     namespaces_wanted = sys.argv[4:5] != ["0"]
     control = socket.socket(fileno=control_fd)

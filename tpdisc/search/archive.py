@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, excerpt
 
 Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
 Status = Literal["valid", "invalid", "duplicate"]
@@ -111,6 +112,107 @@ CREATE TABLE IF NOT EXISTS llm_calls (
 _JSON_FIELDS = frozenset(
     {"lineage", "contrast_ids", "genome", "fitness_values", "seeds", "curve_mean", "logs"}
 )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _list_of(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(test(v) for v in value)
+
+
+def _optional(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or test(value)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+# What each column of ``protocols`` must hold once read (JSON columns decoded). An archive
+# may come from anyone (a colleague's run folder, a damaged disk): every value is checked
+# before the search, a report or an analysis uses it, so a bad one is a line naming it.
+_COLUMNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "id": ("an id", _is_int),
+    "name": ("text", _is_text),
+    "iteration": ("a whole number", _is_int),
+    "attempt": ("a whole number", _is_int),
+    "mode": (f"one of {', '.join(MODES)}", lambda v: v in MODES),
+    "status": (f"one of {', '.join(STATUSES)}", lambda v: v in STATUSES),
+    "error": ("text or null", _optional(_is_text)),
+    "code": ("text or null", _optional(_is_text)),
+    "code_sha256": ("text or null", _optional(_is_text)),
+    "description": ("text", _is_text),
+    "logging": ("text", _is_text),
+    "reasoning": ("text", _is_text),
+    "parent_id": ("an id or null", _optional(_is_int)),
+    "lineage": ("a JSON list of ids", _list_of(_is_int)),
+    "contrast_ids": ("a JSON list of ids", _list_of(_is_int)),
+    "repair_of": ("an id or null", _optional(_is_int)),
+    "duplicate_of": ("an id or null", _optional(_is_int)),
+    "genome": ("a JSON object or null", _optional(lambda v: isinstance(v, dict))),
+    "fitness_mean": ("a finite number or null", _optional(_is_number)),
+    "fitness_sem": ("a finite number or null", _optional(_is_number)),
+    "fitness_values": ("a JSON list of numbers or null", _optional(_list_of(_is_number))),
+    "seeds": ("a JSON list of whole numbers or null", _optional(_list_of(_is_int))),
+    "curve_mean": ("a JSON list of numbers or null", _optional(_list_of(_is_number))),
+    "logs": ("a JSON list or null", _optional(lambda v: isinstance(v, list))),
+    "proposer": ("text", _is_text),
+    "model": ("text or null", _optional(_is_text)),
+    "prompt_tokens": ("a whole number", _is_int),
+    "completion_tokens": ("a whole number", _is_int),
+    "cost": ("a finite number", _is_number),
+    "prompt": ("text or null", _optional(_is_text)),
+    "answer": ("text or null", _optional(_is_text)),
+    "created_at": ("text", _is_text),
+    "evaluated_at": ("text or null", _optional(_is_text)),
+}
+_ITERATION_COLUMNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "iteration": ("a whole number", _is_int),
+    "mode": (f"one of {', '.join(MODES)}", lambda v: v in MODES),
+    "outcome": ("text", _is_text),
+    "protocol_id": ("an id or null", _optional(_is_int)),
+    "note": ("text", _is_text),
+    "finished_at": ("text", _is_text),
+}
+
+_RESCORE_COLUMNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "protocol_id": ("an id", _is_int),
+    "seeds": (
+        "a JSON list of whole numbers, not empty",
+        lambda v: bool(v) and _list_of(_is_int)(v),
+    ),
+    "fitness_values": ("a JSON list of numbers", _list_of(_is_number)),
+    "mean": ("a finite number", _is_number),
+    "sem": ("a finite number", _is_number),
+    "created_at": ("text", _is_text),
+}
+
+_TABLES = {
+    "protocols": _COLUMNS,
+    "iterations": _ITERATION_COLUMNS,
+    "rescores": _RESCORE_COLUMNS,
+}
+
+
+def bad_value(path: Path, row: str, column: str, expected: str, value: Any) -> ConfigError:
+    """The one-line refusal of a stored value: the file, the row, the column and what is
+    there instead (an excerpt)."""
+    return ConfigError(f"{path}: {row}: column {column}: expected {expected}, got {excerpt(value)}")
+
+
+def _decoded(path: Path, row: str, column: str, text: Any) -> Any:
+    if not isinstance(text, str):
+        raise bad_value(path, row, column, "JSON text", text)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nesting a few thousand deep
+        raise bad_value(path, row, column, "JSON text", text) from None
 
 
 def now() -> str:
@@ -212,8 +314,40 @@ class CandidateSummary(_Scored):
     completion_tokens: int
 
 
-_SUMMARY_COLUMNS = ", ".join(f.name for f in fields(CandidateSummary))
-_LINEAGE_AT = [f.name for f in fields(CandidateSummary)].index("lineage")
+_SUMMARY_NAMES = tuple(f.name for f in fields(CandidateSummary))
+_SUMMARY_COLUMNS = ", ".join(_SUMMARY_NAMES)
+_LINEAGE_AT = _SUMMARY_NAMES.index("lineage")
+
+
+def _sql_number(column: str) -> str:
+    """SQL true when ``column`` is not null and not a finite number."""
+    return (
+        f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('integer', 'real')"
+        f" OR abs({column}) > 1.7976931348623157e308))"
+    )
+
+
+# True for a row whose summary columns break _COLUMNS (CASE: SQLite's JSON functions fail
+# on text that is not JSON, and only CASE promises not to evaluate the other branch).
+_BAD_SUMMARY = " OR ".join(
+    [
+        "typeof(id) != 'integer'",
+        "typeof(name) != 'text'",
+        "typeof(iteration) != 'integer'",
+        "typeof(attempt) != 'integer'",
+        f"mode NOT IN ({', '.join(repr(m) for m in MODES)})",
+        f"status NOT IN ({', '.join(repr(m) for m in STATUSES)})",
+        "typeof(proposer) != 'text'",
+        "(parent_id IS NOT NULL AND typeof(parent_id) != 'integer')",
+        "CASE WHEN typeof(lineage) = 'text' AND json_valid(lineage) THEN"
+        " json_type(lineage) != 'array' OR EXISTS"
+        " (SELECT 1 FROM json_each(lineage) WHERE json_each.type != 'integer') ELSE 1 END",
+        _sql_number("fitness_mean"),
+        _sql_number("fitness_sem"),
+        "typeof(prompt_tokens) != 'integer'",
+        "typeof(completion_tokens) != 'integer'",
+    ]
+)
 _VALID = "status='valid' AND fitness_mean IS NOT NULL"
 # Best first; among equal fitness the earlier protocol, as a stable sort by id would.
 _ORDERS = {"id": "id", "fitness": "fitness_mean DESC, id"}
@@ -417,13 +551,22 @@ class Archive:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    @staticmethod
-    def _candidate(row: sqlite3.Row) -> Candidate:
-        data = dict(row)
-        for key in _JSON_FIELDS:
-            if data[key] is not None:
-                data[key] = json.loads(data[key])
-        return Candidate(**data)
+    def _checked(self, table: str, data: dict[str, Any]) -> dict[str, Any]:
+        """``data``, a row of ``table`` as read, with its JSON columns decoded, once each
+        of its columns is what it should be."""
+        key = data.get("id", data.get("iteration", data.get("protocol_id")))
+        row = f"{table} row {excerpt(key, 24)}"
+        for column, (expected, test) in _TABLES[table].items():
+            if column not in data:
+                continue
+            if column in _JSON_FIELDS and data[column] is not None:
+                data[column] = _decoded(self.path, row, column, data[column])
+            if not test(data[column]):
+                raise bad_value(self.path, row, column, expected, data[column])
+        return data
+
+    def _candidate(self, row: sqlite3.Row) -> Candidate:
+        return Candidate(**self._checked("protocols", dict(row)))
 
     @staticmethod
     def _where(
@@ -472,6 +615,7 @@ class Archive:
             raise ValueError(f"unknown order {order!r}")
         where, params = self._where(valid_only)
         sql = f"SELECT {_SUMMARY_COLUMNS} FROM protocols WHERE {where} ORDER BY {_ORDERS[order]}"
+        self._refuse_bad_summary(where, params)
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
@@ -483,6 +627,21 @@ class Archive:
             values[_LINEAGE_AT] = tuple(json.loads(values[_LINEAGE_AT]))
             out.append(CandidateSummary(*values))
         return out
+
+    def _refuse_bad_summary(
+        self, where: str, params: Sequence[Any], bad: str = _BAD_SUMMARY
+    ) -> None:
+        """Check the summary columns of the rows ``where`` selects, in SQL: each iteration
+        reads thousands of them, which a check in Python would make twice as slow. The
+        first bad row found is read again and named by :meth:`_checked`."""
+        row = self.db.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM protocols WHERE ({where}) AND ({bad})"
+            " ORDER BY id LIMIT 1",
+            params,
+        ).fetchone()
+        if row is not None:
+            self._checked("protocols", dict(zip(_SUMMARY_NAMES, row, strict=True)))
+            raise ConfigError(f"{self.path}: protocols row {excerpt(row[0], 24)}: a bad value")
 
     def get(self, protocol_id: int) -> Candidate:
         return self.get_many([protocol_id])[0]
@@ -508,11 +667,11 @@ class Archive:
         return {str(r[0]) for r in rows}
 
     def last_iteration(self) -> int:
-        row = self.db.execute("SELECT MAX(iteration) FROM iterations").fetchone()
-        return int(row[0] or 0)
+        return max((row["iteration"] for row in self.iterations()), default=0)
 
     def iterations(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.db.execute("SELECT * FROM iterations ORDER BY iteration")]
+        rows = self.db.execute("SELECT * FROM iterations ORDER BY iteration")
+        return [self._checked("iterations", dict(r)) for r in rows]
 
     def find_code(self, code: str) -> int | None:
         """The id of a valid protocol with this exact code, if there is one."""
@@ -532,13 +691,14 @@ class Archive:
         rows = self.db.execute("SELECT * FROM rescores ORDER BY created_at, rowid")
         latest = {}
         for row in rows:
-            latest[int(row["protocol_id"])] = Rescore(
-                protocol_id=int(row["protocol_id"]),
-                seeds=json.loads(row["seeds"]),
-                fitness_values=json.loads(row["fitness_values"]),
-                mean=float(row["mean"]),
-                sem=float(row["sem"]),
-                created_at=str(row["created_at"]),
+            data = self._checked("rescores", dict(row))
+            latest[data["protocol_id"]] = Rescore(
+                protocol_id=data["protocol_id"],
+                seeds=data["seeds"],
+                fitness_values=data["fitness_values"],
+                mean=float(data["mean"]),
+                sem=float(data["sem"]),
+                created_at=data["created_at"],
             )
         return latest
 
@@ -549,6 +709,9 @@ class Archive:
     def stats(self) -> ArchiveStats:
         n_invalid = int(
             self.db.execute("SELECT COUNT(*) FROM protocols WHERE status='invalid'").fetchone()[0]
+        )
+        self._refuse_bad_summary(
+            _VALID, [], f"typeof(name) != 'text' OR {_sql_number('fitness_mean')}"
         )
         scored = self.db.execute(
             f"SELECT name, fitness_mean FROM protocols WHERE {_VALID} ORDER BY id"

@@ -149,8 +149,10 @@ def export(archive: Archive, protocol_id: int, path: Path) -> Path:
     c = archive.get(protocol_id)
     if not c.code:
         raise ConfigError(f"protocol {protocol_id} ({c.name}) has no code to export")
+    # One comment line whatever the stored name holds: a newline in it would add code.
+    name = " ".join(c.name.split())
     header = [
-        f"# {c.name} from {archive.path.parent} (archive id {c.id}, {c.mode}, {c.status})",
+        f"# {name} from {archive.path.parent} (archive id {c.id}, {c.mode}, {c.status})",
         f"# fitness {format_fitness(c)}"
         + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
     ]

@@ -13,8 +13,9 @@ from typing import Any
 from tpdisc.config_tree import encode, flatten, read_yaml, with_value
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, TpdiscError
 from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
+from tpdisc.safefiles import read_capped
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig, upgraded
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
@@ -128,6 +129,14 @@ def make_proposer(config: SearchConfig, spent: float) -> Proposer:
     return OfflineProposer()
 
 
+def _recorded(path: Path) -> Any:
+    """What ``agent_models.json`` holds; a damaged or odd file counts as other models."""
+    try:
+        return json.loads(read_capped(path, 10_000_000))
+    except (TpdiscError, ValueError, RecursionError):
+        return None
+
+
 def record_agent_models(run_dir: Path, domain: Domain, config: SearchConfig) -> None:
     """Write what the agents' behaviour depends on beyond the config (the empowerment
     prior's fingerprint) to ``agent_models.json``, once; warn when a resumed run's agents
@@ -141,7 +150,7 @@ def record_agent_models(run_dir: Path, domain: Domain, config: SearchConfig) -> 
     path = run_dir / AGENT_MODELS_FILE
     if not path.is_file():
         path.write_text(json.dumps(described, indent=2))
-    elif json.loads(path.read_text()) != described:
+    elif _recorded(path) != described:
         print(
             f"warning: {path} records other agent models than this machine's (a prior with "
             "other bytes?): fitness values of this session may not compare with earlier ones",

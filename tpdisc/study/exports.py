@@ -170,7 +170,8 @@ def fitness_rows(folder: StudyDir) -> Rows | None:
         return None
     rows: Rows = []
     for run in search["runs"]:
-        with Archive(folder.root / run["path"] / Archive.FILE_NAME, readonly=True) as archive:
+        _, run_dir = folder.run_folder(run)
+        with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
             candidates = archive.candidates()
         for c in candidates:
             base = {

@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpdisc.errors import ConfigError, excerpt
+from tpdisc.safefiles import FileRefused, inside, read_capped, safe_name
+
+MAX_RESULT_BYTES = 200_000_000
+
 
 @dataclass(frozen=True)
 class RunRef:
@@ -77,11 +82,36 @@ class StudyDir:
         return refs
 
     def read_result(self, stage: str) -> dict[str, Any] | None:
+        """A stage's results, None when not done; a study folder may come from anyone, so
+        what is not a JSON object is refused in one line naming the file."""
         path = self.result(stage)
-        if not path.is_file():
+        if not path.exists():
             return None
-        data: dict[str, Any] = json.loads(path.read_text())
+        try:
+            data = json.loads(read_capped(path, MAX_RESULT_BYTES))
+        except FileRefused as err:
+            raise ConfigError(str(err)) from None
+        except (ValueError, RecursionError) as err:  # RecursionError: nesting thousands deep
+            reason = str(err).splitlines()[0][:100] if str(err) else type(err).__name__
+            raise ConfigError(f"{path}: not a stage's results ({reason})") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a JSON object, got {excerpt(data)}")
         return data
+
+    def run_folder(self, run: Any) -> tuple[str, Path]:
+        """The label and folder of a run listed in ``results/search.json``: the label must
+        be a plain name (it names folders of the report) and the folder inside the study's."""
+        where = self.result("search")
+        label = run.get("label") if isinstance(run, dict) else None
+        path = run.get("path") if isinstance(run, dict) else None
+        if not isinstance(label, str) or safe_name(label) != label:
+            raise ConfigError(f"{where}: a run's label must be a plain name, got {excerpt(label)}")
+        if not isinstance(path, str):
+            raise ConfigError(f"{where}: run {label}: expected a path, got {excerpt(path)}")
+        try:
+            return label, inside(self.root, path, f"folder of run {label}")
+        except FileRefused as err:
+            raise ConfigError(f"{where}: {err}") from None
 
     def write_result(self, stage: str, data: dict[str, Any]) -> Path:
         """Atomically: a killed study leaves no half-written result, so a result's presence

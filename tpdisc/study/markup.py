@@ -1,8 +1,10 @@
 """The pieces a study's report is written with: numbers formatted one way throughout, and
-tables, figures and lists whose text is escaped unless it is :class:`Markup` already.
+tables, figures and lists whose text is escaped unless it is :class:`~markupsafe.Markup`
+already.
 
-Every text of a study's JSON may come from an archive (protocol names an LLM chose), so
-escaping is the default and HTML must be asked for.
+Every text of a study's JSON may come from an archive (protocol names an LLM chose) or
+from whoever sent the study folder, so escaping is the default (Jinja2's own, through
+markupsafe) and HTML must be asked for.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
+from markupsafe import Markup
 
 from tpdisc.analysis.stats import stars
 from tpdisc.report.page import escape
@@ -19,12 +23,9 @@ from tpdisc.sim.evaluate import sem
 DASH = "–"  # what a missing or undefined number shows
 
 
-class Markup(str):
-    """Text that is HTML already: inserted as it is."""
-
-
-def html(value: object) -> str:
-    return value if isinstance(value, Markup) else escape(value)
+def html(value: object) -> Markup:
+    """``value`` as HTML: as it is when Markup already, escaped otherwise."""
+    return escape(value)  # markupsafe's escape leaves Markup as it is
 
 
 def num(value: float | None, digits: int = 2) -> str:
@@ -102,13 +103,41 @@ def failures(failed: Mapping[str, str] | None, what: str = "failed") -> Markup:
     return Markup(f"<p>{escape(what)} ({len(items)}):</p>{bullets(items)}")
 
 
+# What to look for in each figure of a study: the sentence under it.
+CAPTIONS = {
+    "coverage.png": "Mean ± sem over simulations. Look at where the curves part, and whether "
+    "a gap still grows past the search's horizon.",
+    "pairwise.png": "Row against column. Blue: the row reaches more; the colour is strong only "
+    "where the difference is significant (BH-adjusted p < .05), pale where it may be noise.",
+    "search.png": "Best fitness found so far, per run. Does evolution (solid) keep climbing "
+    "where generation alone (dashed) flattens, and when is the best seed baseline (dotted) "
+    "passed?",
+    "ablation.png": "Original against the schedule replayed with random content. A drop for "
+    "the top set, not the bottom one, means the best protocols win by what they send, not "
+    "only by whom they connect.",
+    "features.png": "Which behaviours go with fitness: solid bars are significant, pale ones "
+    "are not; ticks mark the reference's ρ. Look for solid bars that agree with the ticks.",
+    "volume.png": "Memories delivered against fitness. A flat or falling cloud means more "
+    "sharing does not buy coverage by itself.",
+    "generalization.png": "Each setting's evolved protocols against its best baseline. Look "
+    "for settings where the gain (above the bars) turns negative: the protocols' limits.",
+    "embedding_map.png": "Protocols placed by the similarity of their code. Separate clouds "
+    "mean the runs wrote different kinds of protocol.",
+    "mmd_runs.png": "How different the runs' code is (MMD²): the brighter a cell, the "
+    "more different.",
+    "mmd_kinds.png": "How different evolution's code is from generation's (MMD²).",
+}
+
+
 def figures(available: set[str], names: Sequence[str]) -> Markup:
     """The figures of ``names`` that exist (``available``: the file names copied into the
-    report's ``figures/``)."""
+    report's ``figures/``), each with the sentence saying what to look for."""
     # Each links to itself: a figure squeezed beside a table opens at full size.
     shown = [
         f'<figure><a href="figures/{escape(n)}"><img src="figures/{escape(n)}" '
-        f'alt="{escape(Path(n).stem)}"></a></figure>'
+        f'alt="{escape(Path(n).stem)}"></a>'
+        + (f'<figcaption class="note">{escape(CAPTIONS[n])}</figcaption>' if n in CAPTIONS else "")
+        + "</figure>"
         for n in names
         if n in available
     ]

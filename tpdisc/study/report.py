@@ -11,20 +11,26 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from tpdisc.config_tree import flatten, read_yaml
+from tpdisc.domain.data import default_graph
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.errors import TpdiscError
 from tpdisc.report.page import escape, page
 from tpdisc.report.site import build_report
 from tpdisc.search.archive import Archive
+from tpdisc.sim.executor_base import Executor
 from tpdisc.study import sections
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.exports import DESCRIPTIONS
+from tpdisc.study.findings import findings
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.markup import Markup, bullets, link, note, table
+from tpdisc.study.portraits import StudyPortraits, relative, study_portraits
 from tpdisc.study.runner import STAGE_NAMES, study_status
 from tpdisc.study.sections import View
 
@@ -81,12 +87,15 @@ table.data th { background: #f4f4f4; text-align: left; }
 .pair { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .pair > div { flex: 1 1 auto; min-width: 0; overflow-x: auto; }
 .pair > div:has(> figure) { flex: 1 1 30em; max-width: 60em; }
+.pair > div.text { flex: 1 1 24em; max-width: 36em; }
 td.num { white-space: nowrap; }
 figure { margin: 0 0 1em 0; }
 figure img { max-width: 100%; height: auto; }
-p.note { color: #555; }
+p.note, figcaption.note { color: #555; }
+figcaption { max-width: 50em; }
 """
 BROWSERS = "runs"
+OVERVIEW = "Stages, exports and settings"
 
 
 def _copy(source: Path, target: Path, pattern: str) -> list[str]:
@@ -100,15 +109,26 @@ def _copy(source: Path, target: Path, pattern: str) -> list[str]:
     return names
 
 
-def _browsers(folder: StudyDir, search: dict[str, Any] | None, out: Path) -> dict[str, str]:
-    """An archive browser per run of a finished search; label -> its folder."""
+def _browsers(
+    folder: StudyDir, search: dict[str, Any] | None, out: Path, portraits: Mapping[str, str]
+) -> dict[str, str]:
+    """An archive browser per run of a finished search; label -> its folder. A run whose
+    best protocol has a portrait links to it."""
     found: dict[str, str] = {}
     for run in search["runs"] if search else []:
-        label = run["label"]
-        run_dir = folder.root / run["path"]
+        label, run_dir = folder.run_folder(run)
+        linked = {}
+        best = run.get("best")
+        best_id = best.get("id") if isinstance(best, dict) else None
+        if label in portraits and isinstance(best_id, int) and not isinstance(best_id, bool):
+            linked[best_id] = relative(portraits[label], 2)
         with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
             build_report(
-                archive, run_dir, out / BROWSERS / label, ("../../index.html", "study report")
+                archive,
+                run_dir,
+                out / BROWSERS / label,
+                ("../../index.html", "study report"),
+                portraits=linked,
             )
         found[label] = f"{BROWSERS}/{label}"
     return found
@@ -150,32 +170,68 @@ def _section(ident: str, title: str, body: str) -> str:
     return f'<section id="{ident}">\n<h2>{escape(title)}</h2>\n{body}\n</section>'
 
 
-def build_study_report(folder: StudyDir) -> Path:
-    """Write ``DIR/report/`` from what the study has done so far; returns its index."""
+def _portraits(
+    folder: StudyDir,
+    best: dict[str, Any] | None,
+    graph: RecipeGraph | None,
+    executor: Executor | None,
+    on_simulation: Callable[[str], None] | None,
+) -> StudyPortraits:
+    config = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+    if best is None:
+        return StudyPortraits()
+    if graph is None:
+        try:
+            graph = default_graph(config.recipes)
+        except TpdiscError:
+            graph = None
+    if executor is not None:
+        return study_portraits(folder, config, best, graph, executor, on_simulation)
+    with config.executor.open() as pool:
+        return study_portraits(folder, config, best, graph, pool, on_simulation)
+
+
+def build_study_report(
+    folder: StudyDir,
+    graph: RecipeGraph | None = None,
+    executor: Executor | None = None,
+    on_simulation: Callable[[str], None] | None = None,
+) -> Path:
+    """Write ``DIR/report/`` from what the study has done so far; returns its index.
+
+    The best protocols' portraits are made here (a few seeds each, on ``executor``, by
+    default the study's; ``on_simulation`` is told of each seed), or reused from the
+    previous build when nothing they depend on changed."""
     out = folder.report
     out.mkdir(parents=True, exist_ok=True)
     figures = set(_copy(folder.figures, out / "figures", "*.png"))
     exports = _copy(folder.exports, out / "exports", "*")
     results = {name: folder.read_result(name) for name in STAGE_NAMES}
-    view = View(results, figures, _browsers(folder, results["search"], out))
-    parts = [_section("overview", "Overview", _overview(folder, exports))]
+    portraits = _portraits(folder, results["best"], graph, executor, on_simulation)
+    browsers = _browsers(folder, results["search"], out, portraits.pages)
+    view = View(results, figures, browsers, portraits.pages)
+    first = findings(view, portraits.pages) + bullets(portraits.notes)
+    parts = [_section("findings", "Findings", first)]
     for ident, title, stage, draw in SECTIONS:
         body = (
             draw(view) if results[stage] is not None else note(f"The {stage} stage: not run yet.")
         )
         parts.append(_section(ident, title, body))
+    # The making of the study last: a reader comes for its results.
+    parts.append(_section("overview", OVERVIEW, _overview(folder, exports)))
     nav = " ".join(
         f'<a href="#{ident}">{escape(title)}</a>'
-        for ident, title, *_ in [("overview", "Overview"), *SECTIONS]
+        for ident, title, *_ in [("findings", "Findings"), *SECTIONS, ("overview", OVERVIEW)]
     )
+    name = folder.root.resolve().name
     built = datetime.now(UTC).isoformat(timespec="seconds")
     html = (
-        f"<h1>Study {escape(folder.root.resolve().name)}</h1>\n"
+        f"<h1>Findings of the study in {escape(name)}/</h1>\n"
         f"<p>Built {escape(built)} from {escape(folder.root.resolve())}.</p>\n"
         f"<nav>{nav}</nav>\n" + "\n".join(parts)
     )
     index = out / "index.html"
     tmp = out / "index.html.part"
-    tmp.write_text(page(f"Study {folder.root.resolve().name}", html, STYLE), encoding="utf-8")
+    tmp.write_text(page(f"{name}: study report", html, STYLE), encoding="utf-8")
     os.replace(tmp, index)
     return index

@@ -5,7 +5,7 @@ stage wrote it (see :mod:`tpdisc.study.stages` and :mod:`tpdisc.study.analyses`)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tpdisc.report.site import page_name
@@ -38,6 +38,7 @@ class View:
     results: Mapping[str, dict[str, Any] | None]
     figures: set[str]
     browsers: Mapping[str, str]
+    portraits: Mapping[str, str] = field(default_factory=dict)  # run label -> its best's page
 
     def result(self, stage: str) -> dict[str, Any]:
         data = self.results.get(stage)
@@ -62,7 +63,9 @@ def performance(view: View) -> Markup:
     rows = []
     for e in sorted(entries, key=lambda e: -_mean(e["final_horizon"])):
         # A run's best protocol is named by its run (as in the figures), then its own name.
-        name = f"{e['name']} ({e['protocol']})" if "protocol" in e else e["name"]
+        name: object = f"{e['name']} ({e['protocol']})" if "protocol" in e else e["name"]
+        if e["name"] in view.portraits and "protocol" in e:
+            name = link(view.portraits[e["name"]], name)
         rows.append(
             [name, e["kind"], of_values(e["final_horizon"]), of_values(e["final_long"]),
              len(e["seeds"])]

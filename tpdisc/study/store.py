@@ -22,7 +22,7 @@ from typing import Any
 from tpdisc.analysis.simulate import Summarised
 from tpdisc.analysis.store import SimSummary
 from tpdisc.domain.variants import Domain
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, excerpt
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.search.archive import immediate_transaction
 from tpdisc.sim.config import SimConfig
@@ -120,14 +120,28 @@ class StudyStore:
         for item, seed, value in rows:
             if wanted is not None and item not in wanted:
                 continue
-            data = json.loads(value)
-            got = (
-                Stored(None, data["error"])
-                if "error" in data
-                else Stored(SimSummary.from_json(data))
-            )
-            out.setdefault(item, {})[int(seed)] = got
+            out.setdefault(item, {})[seed] = self._stored(stage, item, seed, value)
         return out
+
+    def _stored(self, stage: str, item: Any, seed: Any, value: Any) -> Stored:
+        """One row of ``sims``, checked: a study folder may come from anyone."""
+        row = f"sims row ({stage}, {excerpt(item, 40)}, {excerpt(seed, 20)})"
+        if not isinstance(item, str) or not isinstance(seed, int) or isinstance(seed, bool):
+            raise ConfigError(f"{self.path}: {row}: expected a text item and a whole seed")
+        try:
+            data = json.loads(value) if isinstance(value, str) else value
+        except (ValueError, RecursionError):  # RecursionError: nesting thousands deep
+            raise ConfigError(
+                f"{self.path}: {row}: column value: expected JSON text, got {excerpt(value)}"
+            ) from None
+        try:
+            if isinstance(data, dict) and "error" in data:
+                if not isinstance(data["error"], str):
+                    raise ValueError(f"field error: expected text, got {excerpt(data['error'])}")
+                return Stored(None, data["error"])
+            return Stored(SimSummary.from_json(data))
+        except ValueError as err:
+            raise ConfigError(f"{self.path}: {row}: column value: {err}") from None
 
     def count(self, stage: str) -> int:
         row = self.db.execute("SELECT COUNT(*) FROM sims WHERE stage=?", (stage,)).fetchone()
@@ -138,7 +152,7 @@ class StudyStore:
         rows = self.db.execute(
             "SELECT session, COUNT(*) FROM sims WHERE stage=? GROUP BY session", (stage,)
         )
-        return {int(s): int(n) for s, n in rows}
+        return {s: int(n) for s, n in rows if isinstance(s, int)}  # a bad session: none of ours
 
     def _put(self, stage: str, item: str, seed: int, value: dict[str, Any]) -> None:
         with immediate_transaction(self.db) as db:

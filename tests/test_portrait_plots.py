@@ -1,0 +1,50 @@
+"""The portrait's figures: drawn from the plain data, for any number of agents and with or
+without metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_portrait import CONFIG, SEEDS, zero_to_one
+from tpdisc.analysis import portrait_plots as plots
+from tpdisc.analysis.portrait import build_portraits
+from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.sim.config import SimConfig
+from tpdisc.sim.executors import make_executor
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_smooth_skips_undefined_steps() -> None:
+    assert plots.smooth([1.0, None, 3.0], 1)[1] != plots.smooth([1.0, None, 3.0], 1)[1]  # NaN
+    assert plots.smooth([1.0, None, 3.0], 3).tolist() == [1.0, 2.0, 3.0]
+    assert np.isnan(plots.smooth([None, None], 3)).all()
+    assert plots.smoothing_window(150) == 6 and plots.smoothing_window(10) == 1
+
+
+@pytest.mark.parametrize("n_agents", [1, 4, 25])
+def test_every_figure_is_drawn(toy_graph: RecipeGraph, tmp_path: Path, n_agents: int) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    config = SimConfig(n_agents=n_agents, n_steps=6, agent_type="stochastic")
+    named = [("zero", zero_to_one()), ("paired", BaselineProtocol("paired"))]
+    if n_agents == 1:
+        named = [("asocial", BaselineProtocol("asocial"))]
+    got = build_portraits(domain, config, named, SEEDS[:2], make_executor("serial"))
+    for draw in (plots.coverage_figure, plots.flow_figure, plots.flow_thirds_figure,
+                 plots.content_figure, plots.agents_figure):  # fmt: skip
+        path = draw(got[0], tmp_path / f"{draw.__name__}.png")
+        assert path.read_bytes().startswith(PNG)
+    metrics = plots.metrics_figure(got[0], tmp_path / "metrics.png")
+    assert (metrics is None) == (n_agents == 1)  # asocial reports no metric
+    assert plots.comparison_figure(got, tmp_path / "c.png").read_bytes().startswith(PNG)
+
+
+def test_the_known_config_draws_too(toy_graph: RecipeGraph, tmp_path: Path) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
+    assert plots.metrics_figure(p, tmp_path / "m.png") is not None

@@ -1,0 +1,213 @@
+"""Run and study folders are untrusted input: a colleague's folder, or a damaged one.
+
+A valid SQLite archive may hold any value in any column (SQLite keeps text in an INTEGER
+column); every command that reads one refuses a bad value in one line naming the file,
+the row and the column, and never writes stored markup into a page.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.test_archive import row
+from tpdisc.analysis.store import AnalysisStore, SimSummary
+from tpdisc.cli import app
+from tpdisc.errors import ConfigError
+from tpdisc.report.site import _protocol_page
+from tpdisc.search.archive import Archive, CandidateSummary, Rescore
+from tpdisc.study.layout import StudyDir
+from tpdisc.study.store import StudyStore
+
+runner = CliRunner()
+MARKUP = '<script>alert("x")</script>'
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """A run folder with a seed and a child of it, as a search leaves them."""
+    run = tmp_path / "run"
+    run.mkdir()
+    with Archive(run / Archive.FILE_NAME) as archive:
+        seed = row("paired", 0, mode="seed", code="x = 1", fitness_mean=50.0)
+        archive.add_seed(seed)
+        child = row("child", 1, code="x = 2", fitness_mean=55.0, parent_id=seed.id)
+        child.lineage = [seed.id or 0]
+        archive.finish_iteration(1, "warm-up", [child])
+    return run
+
+
+def tamper(run: Path, sql: str, *args: object) -> None:
+    with sqlite3.connect(run / Archive.FILE_NAME) as db:
+        db.execute(sql, args)
+
+
+def one_line_error(result: object) -> str:
+    stderr = result.stderr  # type: ignore[attr-defined]
+    assert result.exit_code == 1, result.output  # type: ignore[attr-defined]
+    assert "Traceback" not in result.output  # type: ignore[attr-defined]
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    return str(stderr)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("parent_id", MARKUP, "column parent_id: expected an id or null, got '<script>"),
+        ("lineage", json.dumps([MARKUP]), "column lineage: expected a JSON list of ids"),
+        ("contrast_ids", json.dumps([1, MARKUP]), "column contrast_ids: expected a JSON list"),
+        ("mode", "sideways", "column mode: expected one of seed, warm-up"),
+        ("lineage", "[" * 5000, "column lineage: expected JSON text, got '[[[["),
+        ("fitness_mean", "high", "column fitness_mean: expected a finite number or null"),
+        ("prompt_tokens", 1.5, "column prompt_tokens: expected a whole number, got 1.5"),
+    ],
+)
+@pytest.mark.parametrize("command", [["report"], ["archive"], ["archive", "--json"]])
+def test_a_bad_value_is_one_line_naming_file_row_and_column(
+    run_dir: Path, command: list[str], column: str, value: object, message: str
+) -> None:
+    tamper(run_dir, f"UPDATE protocols SET {column}=? WHERE name='child'", value)
+    result = runner.invoke(app, [*command, str(run_dir)])
+    if command == ["archive"] and column not in {f.name for f in fields(CandidateSummary)}:
+        assert result.exit_code == 0  # the listing never reads that column
+        return
+    stderr = one_line_error(result)
+    assert f"{run_dir / Archive.FILE_NAME}: protocols row 2: {message}" in stderr
+    assert not (run_dir / "report" / "protocols" / "child.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("seeds", "[]", "column seeds: expected a JSON list of whole numbers, not empty"),
+        ("seeds", json.dumps([MARKUP]), "column seeds: expected a JSON list of whole numbers"),
+        ("fitness_values", "[", "column fitness_values: expected JSON text, got '['"),
+        ("mean", "high", "column mean: expected a finite number, got 'high'"),
+        ("sem", MARKUP, "column sem: expected a finite number, got '<script>"),
+        ("protocol_id", "x2", "column protocol_id: expected an id, got 'x2'"),
+    ],
+)
+@pytest.mark.parametrize("command", [["report"], ["archive"], ["archive", "--json"]])
+def test_a_bad_rescore_row_is_one_line(
+    run_dir: Path, command: list[str], column: str, value: object, message: str
+) -> None:
+    with Archive(run_dir / Archive.FILE_NAME) as archive:
+        archive.add_rescore(Rescore(2, [100, 101], [6.0, 7.0], 6.5, 0.5))
+    tamper(run_dir, f"UPDATE rescores SET {column}=?", value)
+    stderr = one_line_error(runner.invoke(app, [*command, str(run_dir)]))
+    assert f"{run_dir / Archive.FILE_NAME}: rescores row " in stderr and message in stderr
+
+
+def test_a_bad_iteration_row_is_one_line(run_dir: Path) -> None:
+    tamper(run_dir, "UPDATE iterations SET mode=?, protocol_id='2' WHERE iteration=1", MARKUP)
+    stderr = one_line_error(runner.invoke(app, ["report", str(run_dir)]))
+    assert "iterations row 1: column mode: expected one of seed, warm-up" in stderr
+
+
+def test_a_resumed_search_refuses_a_bad_row(run_dir: Path) -> None:
+    tamper(run_dir, "UPDATE protocols SET fitness_mean='x' WHERE name='paired'")
+    with Archive(run_dir / Archive.FILE_NAME) as archive, pytest.raises(ConfigError) as info:
+        archive.stats()  # what a resumed evolve reads first
+    assert "protocols row 1: column fitness_mean: expected a finite number" in str(info.value)
+
+
+def test_pages_escape_ids_even_when_nothing_checked_them(run_dir: Path) -> None:
+    # The templates escape whatever they are given: a check that missed something would
+    # still not put markup into a page.
+    with Archive(run_dir / Archive.FILE_NAME) as archive:
+        child = archive.get(2)
+    child.lineage = [MARKUP]  # type: ignore[list-item]
+    child.contrast_ids = [MARKUP]  # type: ignore[list-item]
+    child.parent_id = MARKUP  # type: ignore[assignment]
+    page = _protocol_page(child, None, {1: "paired.html", 2: "child.html"}, None)
+    assert "<script>" not in page and page.count("&lt;script&gt;") == 3
+
+
+@pytest.fixture
+def study(tmp_path: Path, run_dir: Path) -> StudyDir:
+    folder = StudyDir(tmp_path / "study")
+    folder.root.mkdir()
+    (folder.root / "runs").mkdir()
+    run_dir.rename(folder.root / "runs" / "evolve-1")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ({"label": "../../escaped", "path": "runs/evolve-1"}, "a run's label must be a plain"),
+        ({"label": "evolve-1", "path": "../.."}, "leads out of this folder"),
+        ({"label": "evolve-1", "path": "/etc"}, "leads out of this folder"),
+        ({"label": "evolve-1", "path": 3}, "expected a path, got 3"),
+    ],
+)
+def test_stored_labels_and_paths_stay_inside_the_study(
+    study: StudyDir, run: dict[str, object], message: str
+) -> None:
+    from tpdisc.study.report import _browsers
+
+    study.write_result("search", {"runs": [run]})
+    with pytest.raises(ConfigError, match=message) as info:
+        _browsers(study, study.read_result("search"), study.report, {})
+    assert str(study.result("search")) in str(info.value)
+    assert not (study.root.parent / "escaped").exists()
+
+
+def test_stage_results_that_are_not_json_objects_are_one_line(study: StudyDir) -> None:
+    study.results.mkdir()
+    for text, message in [("[" * 100_000, "not a stage's results"), ("[1]", "a JSON object")]:
+        study.result("search").write_text(text)
+        with pytest.raises(ConfigError, match=message):
+            study.read_result("search")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("{", "column value: expected JSON text, got '{'"),
+        (json.dumps({"seed": 0}), "field final: expected a whole number, got None"),
+        (json.dumps({"error": ["x"]}), "field error: expected text"),
+        ("[" * 5000, "expected JSON text"),
+    ],
+)
+def test_a_bad_row_of_study_sqlite_is_one_line(tmp_path: Path, value: str, message: str) -> None:
+    path = tmp_path / "study.sqlite"
+    with StudyStore(path) as store:
+        store.db.execute(
+            "INSERT INTO sims VALUES ('baselines', 'asocial', 3, ?, 1, 'now')", (value,)
+        )
+        with pytest.raises(ConfigError) as info:
+            store.stored("baselines")
+    assert str(info.value).startswith(f"{path}: sims row (baselines, 'asocial', 3): ")
+    assert message in str(info.value)
+
+
+def test_a_bad_analysis_row_is_one_line(run_dir: Path) -> None:
+    path = run_dir / Archive.FILE_NAME
+    with AnalysisStore(path) as store:
+        good = SimSummary(seed=0, final=5, received=1, novel_received=1, n_agents=2)
+        store.put(1, "s", [("original", 0, good.to_json())])
+        assert store.summaries("original", "s", [1]) == {1: {0: good}}
+        store.db.execute(
+            "UPDATE analysis SET value=?", (json.dumps({**good.to_json(), "n_agents": 0}),)
+        )
+        with pytest.raises(
+            ConfigError, match=r"analysis row \(1, original, 0\): column value: field n_agents"
+        ):
+            store.summaries("original", "s", [1])
+
+
+def test_an_exported_protocol_gets_no_code_from_its_stored_name(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    tamper(run_dir, "UPDATE protocols SET name=? WHERE id=2", "x\nraise SystemExit('injected')\r")
+    out = tmp_path / "exported.py"
+    result = runner.invoke(app, ["archive", str(run_dir), "--export", "2", str(out)])
+    assert result.exit_code == 0, result.output
+    code = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert code == ["", "x = 2"]
