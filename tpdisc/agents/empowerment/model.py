@@ -199,10 +199,11 @@ def _text(value: Any) -> str:
 # ``calibrated``: identified from the reference's published protocols (docs/fidelity.md): a
 # received memory marks its pair as tried, as Brändle et al.'s simulated agents never repeat
 # a combination and tpdisc's stochastic agents do not; a flat softmax (β 4 on z-scored
-# values) over the pairs worth something. ``paper-literal`` reads the reference's text literally: its temperature (0.05,
-# on z-scored values as in Brändle et al.'s code), a received success a certain one worth
-# EmpItem of its result for good, owned results worth 0 inside the sum. ``previous`` is
-# tpdisc's default before that study, kept so that earlier results can be reproduced.
+# values) over the pairs worth something. ``paper-literal`` reads the reference's text
+# literally: its temperature (0.05, on z-scored values as in Brändle et al.'s code), a
+# received success a certain one worth EmpItem of its result for good, owned results worth 0
+# inside the sum. ``previous`` is tpdisc's default before that study, kept so that earlier
+# results can be reproduced.
 MODELS: dict[str, dict[str, Any]] = {
     "calibrated": {},
     "paper-literal": {"beta": 0.05, "received": "item", "owned": "zero"},
