@@ -7,10 +7,12 @@ pairs, and in few failed ones, is productive. Every element named in a received 
 usable for one step, so a recipe made of productive ingredients hands its recipient elements
 that are likely to produce something on its next attempt, together with a result it lacks.
 
-Handing the same recipes to everyone, however, makes empowerment agents re-make them and
-turns their inventories into copies of each other (measured: below no sharing at all). So
-each recipe is handed to a single agent, the one that gains most from its ingredients, and
-each agent gets one recipe per step, the most productive one left for it.
+Handing the same recipes to everyone, however, makes agents that re-make what they
+receive (the `previous` empowerment model) turn into copies of each other (measured with
+that model: below no sharing at all; the default `calibrated` agents never re-make a
+received recipe, docs/fidelity.md). So each recipe is handed to a single agent, the one
+that gains most from its ingredients, and each agent gets one recipe per step, the most
+productive one left for it.
 
 Rules:
 

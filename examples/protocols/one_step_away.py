@@ -7,8 +7,10 @@ owns, and the recipe ties it to the agent's own part of the tree. An agent that 
 ingredients could find the recipe alone, and one that owns neither gets material far from
 what it knows: neither is sent the success.
 
-Handing a success to every agent that lacks it, however, makes empowerment agents re-make it
-and turns their inventories into copies of each other (measured: below no sharing at all).
+Handing a success to every agent that lacks it, however, makes agents that re-make what
+they receive (the `previous` empowerment model) turn into copies of each other (measured
+with that model: below no sharing at all; the default `calibrated` agents never re-make a
+received recipe, docs/fidelity.md).
 So each recipe goes to at most COPIES one-step-away agents, and each agent gets one per step.
 
 Rules:
