@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_study import keep_only, tiny_study
+from tpdisc.config_tree import read_yaml, write_yaml
 from tpdisc.report.site import page_name
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.markup import num, pval, starred
 from tpdisc.study.publish import publish
-from tpdisc.study.report import SECTIONS
+from tpdisc.study.report import SECTIONS, _agents_line
 from tpdisc.study.sections import _signed
 
 EVIL = '<script>alert("x")</script> & <b>bold</b>'
@@ -107,6 +108,8 @@ def test_every_section_is_there_with_a_heading_and_content(report: Path) -> None
         if ident != "overview":
             assert "img" in page.tags[ident], ident
     assert f"llm-agents: no endpoint {EVIL}" in page.sections["generalization"]
+    # the agent model first: a study's numbers mean what its agents make of them
+    assert any("agents" in text and "steps" in text for text in page.sections["findings"][1:3])
     for figure in ("coverage", "pairwise", "search", "ablation", "features", "volume",
                    "generalization", "embedding_map", "mmd_runs"):  # fmt: skip
         assert f"figures/{figure}.png" in page.images
@@ -196,3 +199,14 @@ def test_a_stage_not_done_says_so(study: StudyDir, report: Path, tmp_path: Path)
         "exports/coverage.csv",
         "exports/coverage.parquet",
     ]
+
+
+def test_the_findings_name_the_empowerment_model(tmp_path: Path) -> None:
+    folder = StudyDir(tmp_path)
+    folder.root.mkdir(exist_ok=True)
+    data = {"search": {"sim": {"n_agents": 3, "agent_type": "empowerment"}}}
+    data["search"]["sim"]["params"] = {"empowerment": {"name": "paper-literal"}}
+    write_yaml(folder.config, data)
+    assert read_yaml(folder.config)["search"]["sim"]["agent_type"] == "empowerment"
+    line = str(_agents_line(folder))
+    assert "3 empowerment agents" in line and "paper-literal (β 0.05)" in line

@@ -47,6 +47,8 @@ CONFIG_KEYS = (
     "sim.n_agents",
     "sim.n_steps",
     "sim.agent_type",
+    "sim.params.empowerment.name",
+    "sim.params.empowerment.beta",
     "sim.variant.name",
     "executor.kind",
     "llm.model",

@@ -191,6 +191,17 @@ def _portraits(
         return study_portraits(folder, config, best, graph, pool, on_simulation)
 
 
+def _agents_line(folder: StudyDir) -> Markup:
+    """Who played: every number of a study means what its agent model makes of it."""
+    sim = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config)).search.sim
+    agents = ", ".join(f"{n} {kind}" for kind, n in sim.agents)
+    text = f"{agents} agents, {sim.n_steps} steps"
+    if any(kind == "empowerment" for kind, _ in sim.agents):
+        model = sim.params.empowerment
+        text += f"; empowerment model {model.label}, prior seed {model.prior.seed}"
+    return Markup("<p>{}.</p>").format(text)
+
+
 def build_study_report(
     folder: StudyDir,
     graph: RecipeGraph | None = None,
@@ -210,7 +221,7 @@ def build_study_report(
     portraits = _portraits(folder, results["best"], graph, executor, on_simulation)
     browsers = _browsers(folder, results["search"], out, portraits.pages)
     view = View(results, figures, browsers, portraits.pages)
-    first = findings(view, portraits.pages) + bullets(portraits.notes)
+    first = _agents_line(folder) + findings(view, portraits.pages) + bullets(portraits.notes)
     parts = [_section("findings", "Findings", first)]
     for ident, title, stage, draw in SECTIONS:
         body = (
