@@ -73,10 +73,13 @@ _REGISTERED: list[_Lazy] = []
 
 
 def _materialize() -> None:
-    """Every registered function as a numba dispatcher, in its module's globals too: a
-    kernel calls its helpers by their global names, which numba resolves when it compiles
-    the kernel (at its first call, after this). Then numba's code generator is set up, by
-    a call of the kernel that does nothing."""
+    """Every registered function as a numba dispatcher, in the globals of the module that
+    defines it: a kernel calls its helpers by their global names, which numba resolves when
+    it compiles the kernel (at its first call, after this), and callers reach kernels as
+    attributes of that module (``kernels.gain``), so they call the dispatcher directly.
+    No other module is touched: a name imported elsewhere keeps the :class:`_Lazy`, which
+    forwards its calls. Then numba's code generator is set up, by a call of the kernel
+    that does nothing."""
     import numba
 
     starting = _REGISTERED[0].compiled is None  # `ready`, registered as this module loads
@@ -84,14 +87,6 @@ def _materialize() -> None:
         if lazy.compiled is None:
             lazy.compiled = numba.njit(cache=True, **lazy.options)(lazy.fn)
             lazy.fn.__globals__[lazy.fn.__name__] = lazy.compiled
-    # Modules that imported a kernel by name call the dispatcher directly from now on (a
-    # hop through _Lazy costs a Python call per kernel call).
-    compiled = {id(lazy): lazy.compiled for lazy in _REGISTERED}
-    for name, module in list(sys.modules.items()):
-        if name.startswith("tpdisc.") and module is not None:
-            for attribute, value in list(vars(module).items()):
-                if id(value) in compiled and isinstance(value, _Lazy):
-                    setattr(module, attribute, compiled[id(value)])
     if starting:
         with _blas_extension_alone():
             _REGISTERED[0](0)
