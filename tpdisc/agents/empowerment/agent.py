@@ -335,6 +335,7 @@ class EmpowermentAgent(Agent):
             self._freeze(r, code, value)
 
     def _pair_id(self, a: int, b: int) -> int:
+        """The pair_id table's entry for ``a``, ``b``, without numpy."""
         n = self.tables.n
         lo, hi = (a, b) if a <= b else (b, a)
         return lo * n - lo * (lo - 1) // 2 + hi - lo
@@ -400,7 +401,8 @@ class EmpowermentAgent(Agent):
         # Own attempts are always worth 0 afterwards: a failure, or a result now owned.
         n = self.tables.n
         lo, hi = (a, b) if a <= b else (b, a)
-        pid = lo * n - lo * (lo - 1) // 2 + hi - lo  # the pair_id table, without numpy
+        # _pair_id, inlined: this runs once per agent-step
+        pid = lo * n - lo * (lo - 1) // 2 + hi - lo
         code = FAILURE if result == FAILED else OWN_SUCCESS
         self._known[pid] = code
         r = self._row_of[pid] - 1
@@ -408,7 +410,6 @@ class EmpowermentAgent(Agent):
             self._freeze(r, code, 0.0)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
-        n = self.tables.n
         received = RECEIVED_CODES[self.choices.received]
         if received == LEARN_RESULT and self.choices.remember == "step":
             self._pending = [(self._pair_id(a, b), r + 1) for a, b, r in memories if r != FAILED]
@@ -437,8 +438,7 @@ class EmpowermentAgent(Agent):
                 code = r + 1
             else:
                 continue  # received successes are left to the prior
-            lo, hi = (a, b) if a <= b else (b, a)
-            self._learn(lo * n - lo * (lo - 1) // 2 + hi - lo, code)
+            self._learn(self._pair_id(a, b), code)
 
     # -- values ------------------------------------------------------------------------------
 
