@@ -1,6 +1,6 @@
 """Compiled kernels of the empowerment agents (see :mod:`tpdisc.agents.compiled`).
 
-Each kernel does what a part of :class:`~tpdisc.agents.empowerment.EmpowermentAgent`'s
+Each kernel does what a part of :class:`~tpdisc.agents.empowerment.agent.EmpowermentAgent`'s
 numpy reference does, on the same arrays, with the same floating-point operations in the
 same order, so that both give the same bits. Two of numpy's reductions are rebuilt here for
 that: the pairwise sum of ``ndarray.sum`` (:func:`pairwise_sum`) and the two-lane
