@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
+
+from tpdisc.analysis.student_t import benjamini_hochberg, t_sf
 
 
 def stars(p: float) -> str:
@@ -26,7 +26,8 @@ def mean_above(sample: Sequence[float], value: float) -> float:
         return float("nan")
     if x.var() == 0:
         return 0.0 if x.mean() > value else 1.0
-    return float(stats.ttest_1samp(x, value, alternative="greater").pvalue)
+    t = (x.mean() - value) / math.sqrt(x.var(ddof=1) / x.size)
+    return t_sf(float(t), x.size - 1.0)
 
 
 def welch_greater(a: Sequence[float], b: Sequence[float]) -> float:
@@ -37,12 +38,10 @@ def welch_greater(a: Sequence[float], b: Sequence[float]) -> float:
     if x.var() == 0 and y.var() == 0:
         # Several simulations each, all alike: the means differ for sure, or not at all.
         return 0.0 if x.mean() > y.mean() else 1.0
-    with warnings.catch_warnings():
-        # Near-identical samples (a protocol and its ablation on a tiny game) make scipy
-        # warn of precision loss; the p it returns is still the test's, and the warning
-        # would interrupt the command's table.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(stats.ttest_ind(x, y, equal_var=False, alternative="greater").pvalue)
+    vx, vy = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    t = (x.mean() - y.mean()) / math.sqrt(vx + vy)
+    df = (vx + vy) ** 2 / (vx**2 / (x.size - 1) + vy**2 / (y.size - 1))
+    return t_sf(float(t), float(df))
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def pairwise(names: Sequence[str], samples: Sequence[Sequence[float]]) -> Pairwi
     adjusted = np.full((n, n), np.nan)
     mask = np.isfinite(p)
     if mask.any():
-        adjusted[mask] = multipletests(p[mask], method="fdr_bh")[1]
+        adjusted[mask] = benjamini_hochberg(p[mask])
     return PairwiseComparison(tuple(names), diff, p, adjusted)
 
 
