@@ -48,6 +48,7 @@ CHOICES = [
     replace(PREVIOUS, fallback="any"),
     replace(PREVIOUS, owns="usable"),
     replace(PREVIOUS, remember="step"),
+    replace(EmpowermentModel(), success="base-rate", noise="pair"),
     replace(PREVIOUS, owns="usable", remember="step", received="zero"),
     replace(PREVIOUS, received_worth=0.25, bias="unowned"),
     replace(PREVIOUS, noise="pair", noise_sd=0.3),

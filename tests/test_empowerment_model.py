@@ -58,6 +58,7 @@ def test_changes_name_what_differs_from_the_named_model() -> None:
         # Refused as a number first: every config tree holds finite numbers only.
         ({"beta": float("nan")}, "beta: expected a finite number, got nan"),
         ({"noise": "loud"}, "noise='loud'"),
+        ({"success": "odds"}, "success='odds'"),
         ({"choices": "colour=red"}, "expected name=value"),
         ({"choices": "noise_sd=much"}, "expected a number"),
         ({"prior": {"seed": -1}}, "prior seed"),

@@ -75,3 +75,20 @@ def test_installed_tables_are_handed_out_without_building_a_prior(
     install_tables(tables, GRAPH, GRAPH, "ngram", 1234)
     assert shared_tables(GRAPH, GRAPH, "ngram", seed=1234) is tables
     assert not (tmp_path / "priors").exists()
+
+
+def test_base_rate_success_undoes_the_balanced_training() -> None:
+    """success=base-rate: the odds of P(success) scaled by π / (1 − π), π the share of the
+    prior's graph's pairs that succeed (not of the graph played)."""
+    limited = make_domain(GRAPH, VariantSpec("depth-limited", max_depth=1)).graph
+    tables = EmpowermentTables.build(handmade_prior(), limited, GRAPH)
+    rate = len(GRAPH.recipes) / (N * (N + 1) // 2)
+    assert tables.base_rate == pytest.approx(rate)
+    assert len(limited.recipes) != len(GRAPH.recipes)
+    p, q = tables.p_success, tables.p_success_base_rate
+    np.testing.assert_allclose(q / (1 - q), p / (1 - p) * rate / (1 - rate), rtol=1e-12)
+    assert tables.p_success_base_rate is q  # computed once per tables
+    # a prior of balanced classes (π = 0.5) would be left as it is
+    assert EmpowermentTables.build(handmade_prior(), GRAPH).base_rate == pytest.approx(
+        len(GRAPH.recipes) / (N * (N + 1) // 2)
+    )

@@ -82,14 +82,14 @@ class EmpowermentAgent(Agent):
         default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.tables = tables
         self.compiled = use_kernels(True) if reference is None else not reference
+        self.choices = model or EmpowermentModel()
         self._prior_tables = (
-            tables.p_success,
+            tables.p_success_base_rate if self.choices.success == "base-rate" else tables.p_success,
             tables.resid,
             tables.expect,
             tables.top_idx,
             tables.top_p,
         )
-        self.choices = model or EmpowermentModel()
         self.beta = self.choices.beta
         self.p_social = p_social
         self.renormalise = self.choices.owned == "renormalise"
@@ -157,7 +157,8 @@ class EmpowermentAgent(Agent):
         if self.choices.noise == "pair":
             self.noise = np.ones(t.n)
             pair_noise = np.maximum(1.0 + sd * rng.standard_normal(t.p_success.size), 0.0)
-            self._prior_tables = (t.p_success * pair_noise, *self._prior_tables[1:])
+            p_success = self._prior_tables[0] * pair_noise
+            self._prior_tables = (p_success, *self._prior_tables[1:])
         else:
             self.noise = 1.0 + sd * rng.standard_normal(t.n)
         self.item = t.children_played * self.noise  # EmpItem of an element not owned

@@ -26,6 +26,7 @@ REMEMBER = ("always", "step")
 OWNS = ("inventory", "usable")
 BIAS = ("any", "unowned")
 NOISE = ("element", "pair")
+SUCCESS = ("prior", "base-rate")
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ class EmpowermentModel:
       inventory (``any``), or only those using one the agent does not own (``unowned``).
     - ``noise``, ``noise_sd``: the per-agent multiplicative noise ~ N(1, sd), drawn once
       per element (``element``, on EmpItem) or per pair (``pair``, on P(success)).
+    - ``success``: P(success) as the prior's link model gives it (``prior``; it was trained
+      on successes oversampled to match failures, as Brändle et al.'s was), or corrected
+      back to the share of pairs that succeed in the prior's graph (``base-rate``: its odds
+      times π / (1 − π), about 1 in 70 for Little Alchemy 2).
     - ``fallback``: when no candidate is worth anything, choose uniformly among the
       candidates whose outcome the agent does not know (``untried``) or among all (``any``).
     - ``prior``: the prior's backend and seed.
@@ -87,6 +92,7 @@ class EmpowermentModel:
     bias: str = "any"
     noise: str = "element"
     noise_sd: float = 0.1
+    success: str = "prior"
     fallback: str = "untried"
     prior: PriorChoice = field(default_factory=PriorChoice)
 
@@ -98,6 +104,7 @@ class EmpowermentModel:
             ("owned", self.owned, OWNED),
             ("bias", self.bias, BIAS),
             ("noise", self.noise, NOISE),
+            ("success", self.success, SUCCESS),
             ("fallback", self.fallback, FALLBACK),
         ):
             if value not in allowed:

@@ -10,6 +10,7 @@ backend, seed, cache folder); :mod:`tpdisc.agents.empowerment.agent` is what use
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,9 +44,23 @@ class EmpowermentTables:
     children_prior: np.ndarray
     children_played: np.ndarray
     fingerprint: dict[str, Any] = field(default_factory=dict)  # of the prior (see store)
+    # the fraction of the prior's pairs that succeed, which its link model was trained away
+    # from (successes oversampled to match failures)
+    base_rate: float = 0.5
+
+    @cached_property
+    def p_success_base_rate(self) -> np.ndarray:
+        """``p_success`` corrected from the training's balanced classes back to the game's
+        base rate (odds × π / (1 − π)): the model's ``success=base-rate``."""
+        p, rate = self.p_success, self.base_rate
+        hit = p * rate
+        return hit / (hit + (1.0 - p) * (1.0 - rate))
 
     @classmethod
-    def build(cls, prior: Prior, played: RecipeGraph) -> EmpowermentTables:
+    def build(
+        cls, prior: Prior, played: RecipeGraph, source: RecipeGraph | None = None
+    ) -> EmpowermentTables:
+        """``source``: the graph the prior was trained on (default ``played``)."""
         if prior.n_elements != played.n_elements:
             raise ValueError(
                 f"prior covers {prior.n_elements} elements, the game has {played.n_elements}"
@@ -66,6 +81,7 @@ class EmpowermentTables:
             children_prior=prior.children.astype(np.float64),
             children_played=played.children_count.astype(np.float64),
             fingerprint=fingerprint(prior.meta) if "key" in prior.meta else {},
+            base_rate=len((source or played).recipes) / lo.size,
         )
 
 
@@ -103,7 +119,7 @@ def shared_tables(
     tables = _TABLES.get(key)
     if tables is None:
         prior, _ = ensure_prior(source, spec, PriorSettings(seed=seed), verify=verify)
-        tables = EmpowermentTables.build(prior, played)
+        tables = EmpowermentTables.build(prior, played, source)
         _remember(key, tables)
     return tables
 
