@@ -62,7 +62,7 @@ def start(
     seed: int = 0,
 ) -> tuple[EmpowermentAgent, AgentState, np.random.Generator]:
     model = replace(choices or PREVIOUS, beta=beta)
-    agent = EmpowermentAgent(EmpowermentTables.build(prior, played), model, p_social)
+    agent = EmpowermentAgent.create(EmpowermentTables.build(prior, played), model, p_social)
     state = AgentState.start(N, GRAPH.base)
     rng = np.random.default_rng(seed)
     agent.choose(state, [], rng)

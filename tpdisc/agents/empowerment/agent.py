@@ -33,14 +33,13 @@ games, hardly any (2,147 weights per draw for 2,158 entries, measured 2026-11-24
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.compiled import use_kernels
-from tpdisc.agents.empowerment import kernels
 from tpdisc.agents.empowerment.kernels import (
     FAILURE,
     LEARN_PRIOR,
@@ -51,14 +50,7 @@ from tpdisc.agents.empowerment.kernels import (
     ZERO,
 )
 from tpdisc.agents.empowerment.model import EmpowermentModel
-from tpdisc.agents.empowerment.options import (
-    LiveOptions,
-    Rows,
-    Scratch,
-    SocialPairs,
-    softmax_draw,
-    softmax_draw_compiled,
-)
+from tpdisc.agents.empowerment.options import LiveOptions, Rows, softmax_draw
 from tpdisc.agents.empowerment.tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
@@ -67,21 +59,24 @@ RECEIVED_CODES = {"item": LEARN_RESULT, "prior": LEARN_PRIOR, "zero": LEARN_TRIE
 
 
 class EmpowermentAgent(Agent):
-    """Chooses pairs by softmax over their empowerment, with the social bias of SPEC §2."""
+    """Chooses pairs by softmax over their empowerment, with the social bias of SPEC §2.
+
+    This class is the numpy reference: readable, and what the compiled kernels are held
+    to. :meth:`create` picks it or
+    :class:`~tpdisc.agents.empowerment.compiled_agent.CompiledEmpowermentAgent`, which
+    makes the same choices with the kernels, once per agent.
+    """
 
     kind = "empowerment"
+    compiled: ClassVar[bool] = False
 
     def __init__(
         self,
         tables: EmpowermentTables,
         model: EmpowermentModel | None = None,
         p_social: float = 0.5,
-        reference: bool | None = None,
     ) -> None:
-        """``reference``: run the numpy reference instead of the compiled kernels (the
-        default comes from ``TPDISC_REFERENCE``; both make the same choices)."""
         self.tables = tables
-        self.compiled = use_kernels(True) if reference is None else not reference
         self.choices = model or EmpowermentModel()
         self._prior_tables = (
             tables.p_success_base_rate if self.choices.success == "base-rate" else tables.p_success,
@@ -103,12 +98,7 @@ class EmpowermentAgent(Agent):
         self._received_rows: dict[int, list[int]] = {}
         self.rows = Rows(tables.top_idx.shape[1], tables.top_idx.dtype)
         self.live = LiveOptions()
-        # what the compiled path's kernels fill for one decision
-        self._draw_room, self._near_room, self._social_room = Scratch(), Scratch(), Scratch()
         self._social_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # until a gain
-        self._social_pairs_kept = SocialPairs(
-            tables.n, tables.top_idx.shape[1], tables.top_idx.dtype
-        )
         self.inventory: list[int] = []
         self.inventory_ids = np.empty(tables.n, dtype=np.intp)
         self.inventory_slot = np.empty(tables.n, dtype=np.intp)  # an owned element's place
@@ -120,7 +110,22 @@ class EmpowermentAgent(Agent):
         # owns=usable, during a decision: what counts as owned when an outcome is valued
         # (the inventory and this step's social elements)
         self._usable_now: np.ndarray | None = None
-        self._usable_mask = np.zeros(tables.n, dtype=bool)  # the kernels' view of it
+
+    @classmethod
+    def create(
+        cls,
+        tables: EmpowermentTables,
+        model: EmpowermentModel | None = None,
+        p_social: float = 0.5,
+        reference: bool | None = None,
+    ) -> EmpowermentAgent:
+        """An agent on the compiled kernels, or on the numpy reference with ``reference``
+        (default: ``TPDISC_REFERENCE``, else the kernels); both make the same choices."""
+        if not (use_kernels(True) if reference is None else not reference):
+            return EmpowermentAgent(tables, model, p_social)
+        from tpdisc.agents.empowerment.compiled_agent import CompiledEmpowermentAgent
+
+        return CompiledEmpowermentAgent(tables, model, p_social)
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
@@ -131,7 +136,7 @@ class EmpowermentAgent(Agent):
         tables = shared_tables(
             source, ctx.graph, model.prior.backend, model.prior.seed, verify=False
         )
-        return cls(tables, model, ctx.params.p_social)
+        return cls.create(tables, model, ctx.params.p_social)
 
     @classmethod
     def prepare(cls, graph: RecipeGraph, source: RecipeGraph | None, params: AgentParams) -> None:
@@ -174,9 +179,6 @@ class EmpowermentAgent(Agent):
         self.n_owned = 0
 
     def _gain(self, e: int) -> None:
-        if self.compiled:
-            self._gain_compiled(e)
-            return
         rows, n = self.rows, self.rows.size
         worth = float(self.item[e])
         if self.choices.owned != "ignore":
@@ -213,55 +215,6 @@ class EmpowermentAgent(Agent):
         self._social_cache.clear()
         value = self._values(rows.a[:n], rows.b[:n], rows.c[:n], rows.d[:n], out=rows.value[:n])
         np.copyto(value, rows.a[:n], where=rows.frozen[:n])
-
-    def _gain_compiled(self, e: int) -> None:
-        """:meth:`_gain` in one kernel call; rows frozen as a received success are found
-        by their code instead of ``_received_rows``."""
-        rows, n = self.rows, self.rows.size
-        worth = float(self.item[e])
-        scan = self.choices.owned != "ignore"
-        if scan:
-            self.u[e] -= worth
-            self.u_sum -= worth
-            self.n_owned += 1
-        self.owned[e] = True
-        self.owned_weight[e] = 1.0
-        m = len(self.inventory) + 1
-        self.inventory_ids[m - 1] = e
-        self.inventory_slot[e] = m - 1
-        self.inventory.append(e)
-        rows.reserve(m)
-        kernels.gain(
-            e,
-            worth,
-            scan,
-            self.inventory_ids[:m],
-            self.tables.pair_id,
-            self._prior_tables,
-            (self.u, self.owned_weight, self.known_item, self.owned, self.known, self.row_of),
-            self.u_sum,
-            self.n_owned,
-            self.renormalise,
-            n,
-            (
-                rows.lo,
-                rows.hi,
-                rows.ps,
-                rows.a,
-                rows.b,
-                rows.c,
-                rows.d,
-                rows.value,
-                rows.code,
-                rows.frozen,
-            ),
-            rows.top,
-            rows.dtop,
-        )
-        rows.size = n + m
-        self.live.dirty = True
-        self._social_cache.clear()
-        self._social_pairs_kept.forget(e)
 
     def _add_rows(self, e: int, partners: np.ndarray) -> None:
         t, rows = self.tables, self.rows
@@ -417,21 +370,10 @@ class EmpowermentAgent(Agent):
             memories = [m for m in memories if m[2] == FAILED]
             if not memories:
                 return
-        if self.compiled:
-            rows, live = self.rows, self.live
-            live.count, live.total, live.squares, live.dirty = kernels.learn(
-                np.array(memories, dtype=np.int64).reshape(-1, 3),
-                received,
-                self.tables.pair_id,
-                (self.known, self.row_of, self.known_item, self.owned),
-                (rows.code, rows.frozen, rows.a, rows.value),
-                (live.position, live.x),
-                live.count,
-                live.total,
-                live.squares,
-                live.dirty,
-            )
-            return
+        self._learn_received(memories, received)
+
+    def _learn_received(self, memories: Sequence[Memory], received: int) -> None:
+        """What received memories teach: failures, and successes as ``received`` says."""
         for a, b, r in memories:
             if r == FAILED or received == LEARN_TRIED:
                 code = FAILURE  # known, and worth nothing
@@ -492,39 +434,22 @@ class EmpowermentAgent(Agent):
         cached = self._social_cache.get(single) if single is not None else None
         if cached is not None:
             return cached
-        usable = self.choices.owns == "usable"
-        if self.compiled:
-            kept, m = self._social_pairs_kept, len(self.inventory)
-            kept.reserve(extra.size, m)
-            pid, values, kept.used = kernels.social_prior(
-                extra,
-                self.inventory_ids[:m],
-                self.tables.pair_id,
-                self._prior_tables,
-                self.u,
-                self.owned_weight,
-                self.u_sum,
-                self.n_owned,
-                self.renormalise,
-                kept.arrays(),
-                kept.used,
-                self._usable_mask,
-                self.item,
-                usable,
-            )
-            prior = (pid, values)
-        else:
-            pid = self._social_pairs(extra)
-            a, b, c, d, ps, top, dtop = self._prior_terms(pid)
-            u_sum, n_owned = self.u_sum, self.n_owned
-            if usable:
-                a, c = self._usable_terms(extra, a, c, ps, top, dtop)
-                u_sum -= float(self.item[extra].sum())
-                n_owned += extra.size
-            prior = (pid, self._values(a, b, c, d, u_sum=u_sum, n_owned=n_owned))
+        prior = self._social_prior_values(extra, self.choices.owns == "usable")
         if single is not None:
             self._social_cache[single] = prior
         return prior
+
+    def _social_prior_values(
+        self, extra: np.ndarray, usable: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        pid = self._social_pairs(extra)
+        a, b, c, d, ps, top, dtop = self._prior_terms(pid)
+        u_sum, n_owned = self.u_sum, self.n_owned
+        if usable:
+            a, c = self._usable_terms(extra, a, c, ps, top, dtop)
+            u_sum -= float(self.item[extra].sum())
+            n_owned += extra.size
+        return pid, self._values(a, b, c, d, u_sum=u_sum, n_owned=n_owned)
 
     def _usable_terms(
         self,
@@ -569,19 +494,6 @@ class EmpowermentAgent(Agent):
     def _social_options(self, pid: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Positions among the social pairs ``pid`` of those worth something, and their
         values (see :meth:`_social_values`)."""
-        if self.compiled:
-            room = self._social_room
-            room.reserve(pid.size)
-            count = kernels.social_options(
-                pid,
-                prior,
-                self.known,
-                self.known_item,
-                self.owned if self._usable_now is None else self._usable_now,
-                room.positions,
-                room.values,
-            )
-            return room.first(count)
         values = self._social_values(pid, prior)[0]
         options = np.flatnonzero(values > ZERO)
         return options, values.take(options)
@@ -669,13 +581,7 @@ class EmpowermentAgent(Agent):
             return self._row_pair(
                 int(live.rows[self._softmax_draw(x, count, total, squares, None, rng)])
             )
-        soc = np.array(social, dtype=np.intp)  # a copy: split_social reorders it
-        if self.compiled:
-            n_mine = kernels.split_social(soc, self.owned)
-            mine, extra = soc[:n_mine], soc[n_mine:]
-        else:
-            owned = self.owned[soc]
-            mine, extra = soc[owned], soc[~owned]
+        mine, extra = self._split_social(social)
         s_x = None
         if extra.size:
             pid, prior = self._social_prior(extra)
@@ -700,22 +606,16 @@ class EmpowermentAgent(Agent):
         p = int(pid[s_options[j - x.size]])
         return int(self.tables.pair_lo[p]), int(self.tables.pair_hi[p])
 
+    def _split_social(self, social: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The social elements the agent owns, and those it does not."""
+        soc = np.asarray(social, dtype=np.intp)
+        owned = self.owned[soc]
+        return soc[owned], soc[~owned]
+
     def _near_social(self, owned_social: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """The rows worth something that use one of ``owned_social``, in row order, their
         values and the values' sum."""
         rows, n = self.rows, self.rows.size
-        if self.compiled:
-            room = self._near_room
-            room.reserve(n)
-            count, total = kernels.near_social(
-                owned_social,
-                self.inventory_slot,
-                len(self.inventory),
-                rows.value,
-                room.positions,
-                room.values,
-            )
-            return (*room.first(count), total)
         if not owned_social.size:
             near = owned_social[:0]
         else:
@@ -754,19 +654,7 @@ class EmpowermentAgent(Agent):
         rng: np.random.Generator,
     ) -> int:
         """:func:`~tpdisc.agents.empowerment.options.softmax_draw` with this agent's
-        temperature, on the compiled or the reference path."""
-        if self.compiled:
-            return softmax_draw_compiled(
-                x,
-                count,
-                total,
-                squares,
-                extra,
-                rng,
-                self.beta,
-                self.choices.zscore,
-                self._draw_room,
-            )
+        temperature."""
         return softmax_draw(x, count, total, squares, extra, rng, self.beta, self.choices.zscore)
 
     def stats(self) -> dict[str, float]:
