@@ -19,7 +19,9 @@ measures a model against those anchors, on several priors, each built in an empt
         the markdown tables of docs/fidelity.md, from results/fidelity/*.json
 
 A setting is ``name=value`` pairs joined by ``;``: ``model=NAME`` picks a named model
-(default: the default model), ``p_social=X`` the social bias, anything else is a field of
+(default: the default model), ``p_social=X`` the social bias, ``truth=λ`` a prior moved a
+fraction λ of the way to the truth (P(success) and P(r | pair) mixed with the recipe
+graph's; an experiment on the prior's quality, run serially), anything else is a field of
 :class:`~tpdisc.agents.empowerment.model.EmpowermentModel` (``beta=0.05;owned=zero``).
 Every evaluation is 30 simulations × 10 agents × 150 steps (seeds 0–29) unless --sims says
 otherwise; results record the commit, the date and each prior's fingerprint.
@@ -43,15 +45,17 @@ from scipy import stats
 
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.model import DEFAULT_MODEL, PriorChoice, named_model
+from tpdisc.agents.empowerment.tables import install_tables, shared_tables
 from tpdisc.agents.population import describe_agents
 from tpdisc.domain.data import default_graph
+from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
-from tpdisc.sim.executors import Executor, ProcessExecutor
+from tpdisc.sim.executors import Executor, ProcessExecutor, SerialExecutor
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference_protocols"
@@ -78,14 +82,67 @@ CHOICES = (
 )
 
 
+def setting_fields(setting: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in filter(None, setting.split(";")))
+
+
+def truth_seed(truth: float, prior_seed: int) -> int:
+    """The made-up prior seed under which a prior mixed with the truth is installed."""
+    return 100_000 + 1_000 * round(truth * 100) + prior_seed
+
+
 def params_of(setting: str, prior_seed: int, base: str = DEFAULT_MODEL) -> AgentParams:
     """``"model=previous;beta=0.05;owned=zero"`` as the agents' parameters."""
-    fields = dict(part.split("=", 1) for part in filter(None, setting.split(";")))
+    fields = setting_fields(setting)
     p_social = float(fields.pop("p_social", AgentParams.p_social))
+    truth = fields.pop("truth", None)
+    if truth is not None:
+        prior_seed = truth_seed(float(truth), prior_seed)
     model = named_model(fields.pop("model", base))
     model = model.with_choices(",".join(f"{k}={v}" for k, v in fields.items()))
     model = replace(model, prior=PriorChoice(model.prior.backend, prior_seed))
     return AgentParams(p_social=p_social, empowerment=model)
+
+
+def install_truth_mix(graph: RecipeGraph, prior_seed: int, truth: float) -> None:
+    """Make agents of :func:`truth_seed` read prior ``prior_seed`` moved a fraction
+    ``truth`` of the way to the recipe graph: P(success) mixed with 0/1, and for pairs that
+    succeed P(r | pair) mixed with the uniform distribution over their true results (a true
+    result missing from the prior's top ``k`` takes the place of its least likely entry,
+    with the mean-field probability of the elements outside the top as its prior part)."""
+    base = shared_tables(graph, graph, "ngram", prior_seed)
+    lam = truth
+    success = np.zeros(base.p_success.size, dtype=bool)
+    top_idx = base.top_idx.copy()
+    top_p = base.top_p.astype(np.float64) * (1 - lam)
+    expect = base.expect * (1 - lam)
+    resid = base.resid * (1 - lam)
+    for (a, b), results in graph.recipes.items():
+        pid = int(base.pair_id[a, b])
+        success[pid] = True
+        m = len(results)
+        expect[pid] += lam * float(np.mean(base.children_prior[list(results)]))
+        row = top_idx[pid]
+        for r in results:
+            hit = np.flatnonzero(row == r)
+            if hit.size:
+                top_p[pid, hit[0]] += lam / m
+                continue
+            order = np.argsort(top_p[pid], kind="stable")
+            slot = next(j for j in order if row[j] not in results)
+            row[slot] = r
+            top_p[pid, slot] = (1 - lam) * base.resid[pid] + lam / m
+    p_success = (1 - lam) * base.p_success + lam * success
+    mixed = replace(
+        base,
+        p_success=p_success,
+        expect=expect,
+        resid=resid,
+        top_idx=top_idx,
+        top_p=top_p.astype(np.float32),
+        fingerprint={"truth": truth, "prior_seed": prior_seed},
+    )
+    install_tables(mixed, graph, graph, "ngram", truth_seed(truth, prior_seed))
 
 
 def evolved_protocols(folder: Path) -> list[ProtocolSpec]:
@@ -302,7 +359,10 @@ def mechanism_table(runs: list[dict[str, Any]]) -> list[str]:
 
 
 def report() -> None:
-    for name in ("mechanism", "grid", "stochastic"):
+    """Every saved file: the three studies first, then further grids (``--save NAME``)."""
+    studies = ["mechanism", "grid", "stochastic"]
+    further = sorted(p.stem for p in OUT.glob("*.json") if p.stem not in studies)
+    for name in studies + further:
         data = load(name)
         if not data["runs"]:
             continue
@@ -363,11 +423,15 @@ def main() -> None:
                     done = {(r["setting"], r["prior_seed"]) for r in data["runs"]}
                     if args.resume and (setting, seed) in done:
                         continue
+                    truth = setting_fields(setting).get("truth")
+                    if truth is not None:
+                        # installed in this process only: its agents must play here
+                        install_truth_mix(domain.graph, seed, float(truth))
                     run = run_setting(
                         setting,
                         seed,
                         domain,
-                        pool,
+                        pool if truth is None else SerialExecutor(),
                         args.sims,
                         protocols,
                         ("asocial",) if mechanism else STANDARD_BASELINES,
