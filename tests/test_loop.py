@@ -19,7 +19,8 @@ from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.selection import contrasts, thompson_parent
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
+from tpdisc.sim.executor_base import Executor
+from tpdisc.sim.executors import ProcessExecutor, SerialExecutor
 
 TINY = SearchConfig(
     iterations=8,
@@ -30,10 +31,20 @@ TINY = SearchConfig(
 )
 
 
-def run(run_dir: Path, config: SearchConfig, graph, proposer: Proposer | None = None) -> Archive:
-    config = open_run_dir(run_dir, config, {"iterations": config.iterations})
+def run(
+    run_dir: Path,
+    config: SearchConfig,
+    graph,
+    proposer: Proposer | None = None,
+    executor: Executor | None = None,
+) -> Archive:
+    config = open_run_dir(run_dir, config, {"iterations": config.iterations, "batch": config.batch})
     with SearchLoop(
-        run_dir, config, make_domain(graph), proposer or OfflineProposer(), SerialExecutor()
+        run_dir,
+        config,
+        make_domain(graph),
+        proposer or OfflineProposer(),
+        executor or SerialExecutor(),
     ) as loop:
         loop.summary = loop.run()
     return Archive(run_dir / Archive.FILE_NAME, readonly=True)
@@ -271,3 +282,71 @@ def test_changed_recipes_refuse_to_resume(tmp_path, toy_graph) -> None:
     other = replace(toy_graph, sha256="different")
     with pytest.raises(Exception, match="recipes"):
         run(tmp_path / "r", replace(TINY, iterations=2, warmup=1), other)
+
+
+def test_a_batch_scored_at_once_stores_what_serial_scoring_stores(tmp_path, toy_graph) -> None:
+    """Generation-only proposals do not read the archive: batches of 3 scored on a shared
+    pool store exactly what one-by-one scoring stores, in iteration order."""
+    config = replace(TINY, iterations=7, generation_only=True)
+    with run(tmp_path / "one", config, toy_graph) as archive:
+        one_by_one = fingerprint(archive)
+    with ProcessExecutor(2) as pool:
+        batched = run(tmp_path / "three", replace(config, batch=3), toy_graph, executor=pool)
+    with batched as archive:
+        assert fingerprint(archive) == one_by_one
+        assert [i["iteration"] for i in archive.iterations()] == list(range(1, 8))
+
+
+def test_a_batch_proposes_from_the_archive_as_it_was_when_the_batch_began(
+    tmp_path, toy_graph
+) -> None:
+    config = replace(TINY, iterations=8, warmup=4, batch=4)
+    with run(tmp_path / "r", config, toy_graph) as archive:
+        rows = {c.id: c for c in archive.candidates()}
+    second = [c for c in rows.values() if c.iteration >= 5]
+    assert {c.mode for c in second} <= {"improve", "diversify", "repair"}
+    for c in second:  # iterations 5–8: parents and contrasts from iterations 0–4 only
+        for used in (c.parent_id, *c.contrast_ids):
+            assert rows[used].iteration <= 4
+
+
+def test_a_repeat_inside_a_batch_is_a_duplicate_scored_once(tmp_path, toy_graph) -> None:
+    code = ProtocolAuthor().good_answer(0, repair=False)
+    config = replace(
+        TINY,
+        iterations=3,
+        warmup=3,
+        batch=3,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
+    )
+    with FakeChatServer([code, code, code]) as server:
+        archive = run(tmp_path / "r", config, toy_graph, llm_proposer(server, config))
+    with archive:
+        rows = [c for c in archive.candidates() if c.iteration > 0]
+    assert [r.status for r in rows] == ["valid", "duplicate", "duplicate"]
+    assert rows[1].duplicate_of == rows[2].duplicate_of == rows[0].id
+
+
+def test_a_failing_endpoint_inside_a_batch_keeps_what_was_proposed(tmp_path, toy_graph) -> None:
+    config = replace(
+        TINY,
+        iterations=6,
+        batch=4,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
+    )
+    good = ProtocolAuthor(faults=False)
+
+    def flaky(request):
+        return good(request) if request.number < 2 else Reply.error(503, "maintenance")
+
+    with FakeChatServer(flaky) as server:
+        run_dir = tmp_path / "r"
+        config = open_run_dir(run_dir, config, {})
+        proposer = llm_proposer(server, config, max_retries=2)
+        with SearchLoop(
+            run_dir, config, make_domain(toy_graph), proposer, SerialExecutor()
+        ) as loop:
+            summary = loop.run()
+    assert summary.completed == 2 and "endpoint keeps failing" in summary.stopped

@@ -73,6 +73,20 @@ SEARCH_OPTIONS: tuple[Opt, ...] = (
         ],
         "generation_only",
     ),
+    Opt(
+        "batch",
+        Annotated[
+            int,
+            typer.Option(
+                min=1,
+                help="Iterations proposed from the same archive and scored together, so "
+                "that every core keeps simulating while the slowest simulation of one "
+                "candidate finishes (1: each iteration sees all before it). A resumed run "
+                "may change it.",
+            ),
+        ],
+        "batch",
+    ),
 )
 
 

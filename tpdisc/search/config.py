@@ -24,7 +24,7 @@ from tpdisc.sim.config import ExecutorConfig, SimConfig
 PROPOSERS: tuple[str, ...] = ("offline", "llm")
 
 # Settings a resumed run may change: they do not alter what a protocol's fitness means.
-RESUMABLE_CHANGES = ("iterations", "llm", "executor")
+RESUMABLE_CHANGES = ("iterations", "llm", "executor", "batch")
 
 # Where the settings of files written before the config tree (tpdisc ≤ 0.1) now live.
 _FLAT_SETTINGS = {
@@ -59,6 +59,9 @@ class SearchConfig:
     p_improve: float = 0.5
     max_repairs: int = 3
     check_steps: int = 10  # length of the short validation run
+    # Iterations proposed from the same archive and scored together (1: each iteration sees
+    # every one before it, as SPEC §4 describes).
+    batch: int = 1
     proposer: str = "offline"
     sim: SimConfig = field(default_factory=SimConfig)
     sandboxed: bool = True
@@ -73,6 +76,7 @@ class SearchConfig:
             "iterations": self.iterations,
             "sims": self.sims,
             "check_steps": self.check_steps,
+            "batch": self.batch,
         }
         for name, value in positive.items():
             if value < 1:
@@ -141,7 +145,8 @@ class SearchConfig:
         """This stored config with the settings given on resumption (a nested mapping, as
         in the file; None: not given).
 
-        Only the number of iterations, the LLM connection and the executor may change;
+        Only the number of iterations, the LLM connection, the executor and the batch may
+        change;
         asking for a different value of anything else is an error naming the setting.
         """
         stored = flatten(encode(self))

@@ -70,6 +70,16 @@ def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) ->
     return resolved
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """An iteration proposed but not yet scored."""
+
+    iteration: int
+    rng: np.random.Generator
+    request: ProposalRequest
+    proposal: Proposal
+
+
 class SearchLoop:
     """One run of the search in ``run_dir``; :meth:`run` starts or resumes it."""
 
@@ -242,12 +252,18 @@ class SearchLoop:
             answer=proposal.answer,
         )
 
-    def iteration(self, iteration: int) -> Candidate | None:
-        """Run one iteration to its end and store it; returns its final candidate."""
+    def _plan(self, iteration: int) -> _Plan:
+        """Iteration ``iteration``'s request and first proposal."""
         rng = np.random.default_rng([self.config.seed, iteration])
         request = self.request_for(iteration, rng)
         proposal = self.proposer.propose(request, rng)
         self._record_call(iteration, request.mode, proposal)
+        return _Plan(iteration, rng, request, proposal)
+
+    def _attempts(self, plan: _Plan, first: Scored | None = None) -> list[Candidate]:
+        """The plan's proposal and its repairs, until one is valid or a duplicate, or the
+        repairs run out; ``first``: the first proposal's score, if already computed."""
+        request, proposal, rng = plan.request, plan.proposal, plan.rng
         rows: list[Candidate] = []
         for attempt in range(self.config.max_repairs + 1):
             row = self._row(request, attempt, proposal, "invalid")
@@ -258,7 +274,10 @@ class SearchLoop:
                 row.status, row.duplicate_of = "duplicate", known
                 break
             else:
-                scored = self.evaluator.score(row.name, proposal.code)
+                if attempt == 0 and first is not None:
+                    scored = first
+                else:
+                    scored = self.evaluator.score(row.name, proposal.code)
                 if scored.error is None:
                     row.status = "valid"
                     self._fill_fitness(row, scored)
@@ -267,19 +286,65 @@ class SearchLoop:
             if attempt == self.config.max_repairs:
                 break
             proposal = self.proposer.repair(request, proposal, row.error, rng)
-            self._record_call(iteration, "repair", proposal)
-        self.archive.finish_iteration(iteration, request.mode, rows)
-        self._emit("iteration", iteration, request.mode, rows[-1])
+            self._record_call(request.iteration, "repair", proposal)
+        return rows
+
+    def _finish(self, plan: _Plan, rows: list[Candidate]) -> Candidate:
+        self.archive.finish_iteration(plan.iteration, plan.request.mode, rows)
+        self._emit("iteration", plan.iteration, plan.request.mode, rows[-1])
         return rows[-1]
 
+    def iteration(self, iteration: int) -> Candidate | None:
+        """Run one iteration to its end and store it; returns its final candidate."""
+        plan = self._plan(iteration)
+        return self._finish(plan, self._attempts(plan))
+
+    def batch(self, iterations: range) -> None:
+        """Iterations proposed from the same archive, their first proposals scored at once,
+        then each finished (repaired if need be) and stored in order, one transaction
+        each. If the model fails while proposing, the iterations proposed so far are still
+        run and stored before the error goes on."""
+        plans: list[_Plan] = []
+        failure: Exception | None = None
+        for iteration in iterations:
+            try:
+                plans.append(self._plan(iteration))
+            except (BudgetExceededError, LLMError) as err:
+                failure = err
+                break
+        # Score a proposal now only if nothing archived or earlier in the batch has its
+        # code; a repeat is found in the archive when its turn comes.
+        seen: set[str] = set()
+        todo: list[_Plan] = []
+        for plan in plans:
+            code = plan.proposal.code
+            if code is None or code in seen or self.archive.find_code(code) is not None:
+                continue
+            seen.add(code)
+            todo.append(plan)
+        names = [self._row(p.request, 0, p.proposal, "invalid").name for p in todo]
+        scores = self.evaluator.score_many(
+            [(name, p.proposal.code or "") for name, p in zip(names, todo, strict=True)]
+        )
+        first = {p.iteration: scored for p, scored in zip(todo, scores, strict=True)}
+        for plan in plans:
+            self._finish(plan, self._attempts(plan, first.get(plan.iteration)))
+        if failure is not None:
+            raise failure
+
     def run(self) -> RunSummary:
-        """Seed the archive if needed, then run the iterations not done yet."""
+        """Seed the archive if needed, then run the iterations not done yet, ``batch`` at a
+        time."""
         self.seed()
         stopped: str | None = None
         start = self.archive.last_iteration() + 1
-        for iteration in range(start, self.config.iterations + 1):
+        step = self.config.batch
+        for first in range(start, self.config.iterations + 1, step):
             try:
-                self.iteration(iteration)
+                if step == 1:
+                    self.iteration(first)
+                else:
+                    self.batch(range(first, min(first + step, self.config.iterations + 1)))
             except BudgetExceededError as err:
                 stopped = str(err)
                 break

@@ -41,7 +41,11 @@ class Executor(ABC):
 
     Executors that hold workers keep them between runs (a search evaluates thousands of
     protocols); use them as context managers, or call :meth:`close`, to release them.
+    ``concurrent``: whether several threads may call :meth:`run` at once, their tasks then
+    sharing the workers (a search scoring several candidates together).
     """
+
+    concurrent: bool = False
 
     @abstractmethod
     def run(

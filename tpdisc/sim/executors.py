@@ -132,13 +132,20 @@ class ProcessExecutor(Executor):
                 f"{', '.join(multiprocessing.get_all_start_methods())}"
             )
         self._pool: ProcessPoolExecutor | None = None
+        self._pool_lock = threading.Lock()  # runs from several threads share one pool
         self._unguarded: str | None = None
         if self.start_method != "fork":
             self._unguarded = unguarded_main()
             if self._unguarded is not None:
                 _say_unguarded(self._unguarded)
 
+    concurrent = True
+
     def _get_pool(self) -> ProcessPoolExecutor:
+        with self._pool_lock:
+            return self._start_pool()
+
+    def _start_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             context = multiprocessing.get_context(self.start_method)
             if self.start_method == "forkserver":
