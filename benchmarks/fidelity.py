@@ -21,7 +21,10 @@ measures a model against those anchors, on several priors, each built in an empt
 A setting is ``name=value`` pairs joined by ``;``: ``model=NAME`` picks a named model
 (default: the default model), ``p_social=X`` the social bias, ``truth=λ`` a prior moved a
 fraction λ of the way to the truth (P(success) and P(r | pair) mixed with the recipe
-graph's; an experiment on the prior's quality, run serially), anything else is a field of
+graph's; an experiment on the prior's quality, run serially), ``usable=successes|results``
+a change of the game's rules (which elements of a received memory its recipient may use
+for a step: those of successful memories only, or their results only, instead of every
+element named; an experiment, run serially), anything else is a field of
 :class:`~tpdisc.agents.empowerment.model.EmpowermentModel` (``beta=0.05;owned=zero``).
 Every evaluation is 30 simulations × 10 agents × 150 steps (seeds 0–29) unless --sims says
 otherwise; results record the commit, the date and each prior's fingerprint.
@@ -30,12 +33,14 @@ otherwise; results record the commit, the date and each prior's fingerprint.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from tpdisc.agents.base import AgentParams
+from tpdisc.agents.base import FAILED, AgentParams
 from tpdisc.agents.empowerment.model import DEFAULT_MODEL, PriorChoice, named_model
 from tpdisc.agents.empowerment.tables import install_tables, shared_tables
 from tpdisc.agents.population import describe_agents
@@ -56,6 +61,7 @@ from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
 from tpdisc.sim.executors import Executor, ProcessExecutor, SerialExecutor
+from tpdisc.sim.game import Game
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference_protocols"
@@ -95,6 +101,7 @@ def params_of(setting: str, prior_seed: int, base: str = DEFAULT_MODEL) -> Agent
     """``"model=previous;beta=0.05;owned=zero"`` as the agents' parameters."""
     fields = setting_fields(setting)
     p_social = float(fields.pop("p_social", AgentParams.p_social))
+    fields.pop("usable", None)  # a rule of the game (see usable_rule), not of the agents
     truth = fields.pop("truth", None)
     if truth is not None:
         prior_seed = truth_seed(float(truth), prior_seed)
@@ -143,6 +150,51 @@ def install_truth_mix(graph: RecipeGraph, prior_seed: int, truth: float) -> None
         fingerprint={"truth": truth, "prior_seed": prior_seed},
     )
     install_tables(mixed, graph, graph, "ngram", truth_seed(truth, prior_seed))
+
+
+@contextlib.contextmanager
+def usable_rule(rule: str | None) -> Iterator[None]:
+    """While open, games in this process let a recipient use, for a step, only the
+    elements of received *successful* memories (``successes``: both ingredients and the
+    result) or only their results (``results``), instead of every element named. What
+    agents learn from the memories is unchanged."""
+    if rule is None:
+        yield
+        return
+    if rule not in ("successes", "results"):
+        raise SystemExit(f"usable={rule}: choose successes or results")
+    original = Game.deliver
+    seen: dict[int, list[tuple[int, int, int]]] = {}
+
+    def watch(agent: Any, i: int) -> None:
+        observe = agent.observe_received
+
+        def record(memories: Any) -> None:
+            seen.setdefault(i, []).extend(memories)
+            observe(memories)
+
+        agent.observe_received = record
+
+    def deliver(game: Game, step: int, exchanges: dict[int, list[tuple[int, int]]]) -> None:
+        for i, agent in enumerate(game.agents):
+            if "observe_received" not in vars(agent):
+                watch(agent, i)
+        seen.clear()
+        original(game, step, exchanges)
+        for i, memories in seen.items():
+            usable: dict[int, None] = {}
+            for a, b, r in memories:
+                if r != FAILED:
+                    if rule == "successes":
+                        usable[a] = usable[b] = None
+                    usable[r] = None
+            game.social[i] = list(usable)
+
+    Game.deliver = deliver  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Game.deliver = original  # type: ignore[method-assign]
 
 
 def evolved_protocols(folder: Path) -> list[ProtocolSpec]:
@@ -423,20 +475,23 @@ def main() -> None:
                     done = {(r["setting"], r["prior_seed"]) for r in data["runs"]}
                     if args.resume and (setting, seed) in done:
                         continue
-                    truth = setting_fields(setting).get("truth")
+                    fields = setting_fields(setting)
+                    truth, rule = fields.get("truth"), fields.get("usable")
                     if truth is not None:
                         # installed in this process only: its agents must play here
                         install_truth_mix(domain.graph, seed, float(truth))
-                    run = run_setting(
-                        setting,
-                        seed,
-                        domain,
-                        pool if truth is None else SerialExecutor(),
-                        args.sims,
-                        protocols,
-                        ("asocial",) if mechanism else STANDARD_BASELINES,
-                        not mechanism,
-                    )
+                    here = truth is not None or rule is not None
+                    with usable_rule(rule):
+                        run = run_setting(
+                            setting,
+                            seed,
+                            domain,
+                            SerialExecutor() if here else pool,
+                            args.sims,
+                            protocols,
+                            ("asocial",) if mechanism else STANDARD_BASELINES,
+                            not mechanism,
+                        )
                     keep(data, run)
                     save(name, data)
                     print(line(run, evolved), flush=True)
