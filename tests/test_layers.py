@@ -1,7 +1,8 @@
 """The package reads top-down: no module imports from a higher layer, and no imports go in
 a circle.
 
-Layers, bottom first: the shared errors and readers of untrusted files, ``domain``, ``llm``
+Layers, bottom first: the shared errors and readers of untrusted files, ``domain``,
+``executors`` (where simulations run: serial, process pool, Ray), ``llm``
 (the client, the local server), ``agents`` and ``protocols`` (side by side, neither importing
 the other's in a circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``,
 ``study``, ``cli``. A module belongs to the layer of its top-level subpackage.
@@ -29,6 +30,7 @@ PACKAGE = Path(tpdisc.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "safefiles", "yamlsafe", "config_tree"),
     ("domain",),
+    ("executors",),
     ("llm",),
     ("agents", "protocols"),
     ("sandbox",),
@@ -202,5 +204,5 @@ def test_the_checks_see_lazy_relative_and_type_checking_imports() -> None:
 def test_an_upward_import_is_named_with_its_line() -> None:
     fake = {**FAKE, "tpdisc.domain.graph": ("\ndef f():\n    import tpdisc.sim.game\n", False)}
     assert upward(imports(fake)) == [
-        "tpdisc.domain.graph:3 imports tpdisc.sim.game: layer sim (5) is above domain (1)"
+        "tpdisc.domain.graph:3 imports tpdisc.sim.game: layer sim (6) is above domain (1)"
     ]

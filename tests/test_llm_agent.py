@@ -17,13 +17,14 @@ from tpdisc.agents.llm.cache import ResponseCache
 from tpdisc.agents.llm.config import CACHE_FILE, LLMAgentConfig
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.llm.client import LLMConfig, LLMError, ModelPrice
 from tpdisc.llm.server import FakeChatServer, Reply
 from tpdisc.protocols.baselines import BASELINES
 from tpdisc.protocols.resolve import resolve_protocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor
 from tpdisc.sim.game import run_simulation
 
 

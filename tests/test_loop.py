@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tpdisc.domain.variants import make_domain
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.llm.server import FakeChatServer, Reply
 from tpdisc.search.archive import Archive
@@ -19,7 +20,6 @@ from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.selection import contrasts, thompson_parent
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
 
 TINY = SearchConfig(
     iterations=8,

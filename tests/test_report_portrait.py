@@ -10,9 +10,9 @@ from tests.test_portrait import CONFIG, SEEDS, zero_to_one
 from tpdisc.analysis.portrait import build_portraits
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.executors.make import make_executor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.report.portrait import read_portrait, slug, write_portrait, write_portraits
-from tpdisc.sim.executors import make_executor
 
 
 def made(toy_graph: RecipeGraph):

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tpdisc.errors import ConfigError
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
 from tpdisc.study.config import (
     StudyConfig,
     load_study_config,

@@ -47,10 +47,10 @@ def report_cmd(
     table of protocols, a page per protocol (code, lineage, diff against its parent) and
     the portrait of the best one (who sent what to whom, the agents over a game). Open
     index.html in a browser; it needs no network."""
+    from tpdisc.executors.make import make_executor
     from tpdisc.report import build_report
     from tpdisc.report.best_portraits import run_portraits
     from tpdisc.search.report import open_archive
-    from tpdisc.sim.executors import make_executor
 
     target = out or run_dir / "report"
     with open_archive(run_dir):

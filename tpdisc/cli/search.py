@@ -25,9 +25,9 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.errors import ConfigError
+from tpdisc.executors.base import Executor
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import ExecutorConfig
-from tpdisc.sim.executor_base import Executor
 
 # How many of its best protocols a search re-scores on fresh seeds when it ends.
 EVOLVE_RESCORE_TOP = 3

@@ -20,10 +20,10 @@ from tpdisc.config_tree import flatten, read_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.errors import TpdiscError
+from tpdisc.executors.base import Executor
 from tpdisc.report.page import escape, page
 from tpdisc.report.site import build_report
 from tpdisc.search.archive import Archive
-from tpdisc.sim.executor_base import Executor
 from tpdisc.study import sections
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.exports import DESCRIPTIONS

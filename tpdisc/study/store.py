@@ -23,11 +23,11 @@ from tpdisc.analysis.simulate import Summarised
 from tpdisc.analysis.store import SimSummary
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError, excerpt
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.search.archive import immediate_transaction
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import SimTask
-from tpdisc.sim.executor_base import Executor
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sims (
