@@ -1,7 +1,8 @@
 """The package reads top-down: no module imports from a higher layer, and no imports go in
 a circle.
 
-Layers, bottom first: the shared errors and readers of untrusted files, ``domain``,
+Layers, bottom first: the shared errors, readers of untrusted files and SQLite's
+lifecycle (``storage``), ``domain``,
 ``executors`` (where simulations run: serial, process pool, Ray), ``llm``
 (the client, the local server), ``agents`` and ``protocols`` (side by side, neither importing
 the other's in a circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``,
@@ -28,7 +29,7 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "safefiles", "yamlsafe", "config_tree"),
+    ("errors", "safefiles", "yamlsafe", "config_tree", "storage"),
     ("domain",),
     ("executors",),
     ("llm",),

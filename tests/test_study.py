@@ -157,6 +157,13 @@ def test_every_stage_writes_its_result_and_figures(tiny_study: Path) -> None:
     assert best["pairwise"]["names"]
 
 
+def test_a_study_leaves_no_wal_or_shm_file_behind(tiny_study: Path) -> None:
+    # Every database it wrote or read (study.sqlite, each run's archive) was closed, and a
+    # read-only opening removes what it made.
+    left = sorted(p.relative_to(tiny_study) for p in tiny_study.rglob("*.sqlite-*"))
+    assert not left
+
+
 def test_a_rerun_redoes_no_finished_stage(tiny_study: Path) -> None:
     with StudyStore(StudyDir(tiny_study).database) as store:
         events = store.events()
