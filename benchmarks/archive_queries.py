@@ -29,9 +29,9 @@ import tpdisc
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
+from tpdisc.search.listing import table
 from tpdisc.search.loop import SearchLoop
 from tpdisc.search.proposers import OfflineProposer
-from tpdisc.search.report import table
 
 N_SIMS = 30
 N_STEPS = 150

@@ -23,7 +23,7 @@ from benchlib import full_domain, load, parser, report
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.llm.config import LLMAgentConfig
 from tpdisc.domain.variants import Domain
-from tpdisc.llm.client import LLMConfig
+from tpdisc.llm_client import LLMConfig
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation

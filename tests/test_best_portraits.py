@@ -13,8 +13,8 @@ from tpdisc.analysis import portrait
 from tpdisc.cli import app
 from tpdisc.executors.make import make_executor
 from tpdisc.report import best_portraits
-from tpdisc.report.portrait import read_portrait
-from tpdisc.report.site import page_names
+from tpdisc.report.portrait_pages import read_portrait
+from tpdisc.report.search_run import page_names
 from tpdisc.search.archive import Archive
 
 run_dir = test_html_report.run_dir

@@ -1,15 +1,14 @@
 """The package reads top-down: no module imports from a higher layer, and no imports go in
 a circle.
 
-Layers, bottom first: the shared errors, readers of untrusted files and SQLite's
-lifecycle (``storage``), ``domain``,
-``executors`` (where simulations run: serial, process pool, Ray), ``llm``
-(the client, the local server), ``agents`` and ``protocols`` (side by side, neither importing
-the other's in a circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``,
-``study``, and on top ``cli`` beside ``testing`` (the stand-ins for the outside world that
-tests and benchmarks use: no module of the package imports them, and nothing under
-``tpdisc/`` or ``benchmarks/`` imports from ``tests/``). A module belongs to the layer of
-its top-level subpackage.
+Layers, bottom first: the shared errors, readers of untrusted files, config trees and
+SQLite's lifecycle (``storage``); ``domain``; ``executors`` (where simulations run: serial,
+process pool, Ray); ``llm_client`` (the chat client); ``agents`` and ``protocols`` (side by
+side, neither importing the other's in a circle); ``sandbox``; ``sim``; ``search``;
+``analysis``; ``report``; ``study``; and on top ``cli`` beside ``testing`` (the stand-ins for
+the outside world that tests and benchmarks use: no module of the package imports them, and
+nothing under ``tpdisc/`` or ``benchmarks/`` imports from ``tests/``). A module belongs to
+the layer of its top-level subpackage.
 
 Every import statement counts: at module level, inside functions (a lazy import is still
 a dependency, only hidden) and under ``TYPE_CHECKING`` (not exempt: an annotation's import
@@ -35,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "safefiles", "yamlsafe", "config_tree", "storage"),
     ("domain",),
     ("executors",),
-    ("llm",),
+    ("llm_client",),
     ("agents", "protocols"),
     ("sandbox",),
     ("sim",),

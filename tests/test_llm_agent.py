@@ -18,7 +18,7 @@ from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.executors.process import ProcessExecutor
 from tpdisc.executors.serial import SerialExecutor
-from tpdisc.llm.client import LLMConfig, LLMError, ModelPrice
+from tpdisc.llm_client import LLMConfig, LLMError, ModelPrice
 from tpdisc.protocols.baselines import BASELINES
 from tpdisc.protocols.resolve import resolve_protocol
 from tpdisc.sim.config import SimConfig

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import (
+from tpdisc.llm_client import (
     BudgetExceededError,
     LLMClient,
     LLMConfig,

@@ -10,7 +10,7 @@ import pytest
 
 from tpdisc.domain.variants import make_domain
 from tpdisc.executors.serial import SerialExecutor
-from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
+from tpdisc.llm_client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import SearchLoop, open_run_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tpdisc.llm.client import LLMClient, LLMConfig
+from tpdisc.llm_client import LLMClient, LLMConfig
 from tpdisc.search import blocks
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.config import SearchConfig

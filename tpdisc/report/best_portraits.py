@@ -22,7 +22,7 @@ from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError, ProtocolError, TpdiscError
 from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
-from tpdisc.report.portrait import read_portrait, write_portrait
+from tpdisc.report.portrait_pages import read_portrait, write_portrait
 from tpdisc.search.archive import Archive
 from tpdisc.sim.config import SimConfig
 

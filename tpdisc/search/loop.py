@@ -18,7 +18,7 @@ import numpy as np
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
-from tpdisc.llm.client import BudgetExceededError, LLMError
+from tpdisc.llm_client import BudgetExceededError, LLMError
 from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig

@@ -15,7 +15,7 @@ from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ConfigError, TpdiscError
 from tpdisc.executors.base import Executor
-from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
+from tpdisc.llm_client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.safefiles import read_capped
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig, upgraded
