@@ -26,12 +26,12 @@ import numpy as np
 from benchlib import full_domain, load, machine, parser
 
 import tpdisc
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
+from tpdisc.search.listing import table
 from tpdisc.search.loop import SearchLoop
 from tpdisc.search.proposers import OfflineProposer
-from tpdisc.search.report import table
-from tpdisc.sim.executors import SerialExecutor
 
 N_SIMS = 30
 N_STEPS = 150

@@ -23,10 +23,11 @@ from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.agent import EmpowermentAgent
 from tpdisc.agents.empowerment.model import DEFAULT_MODEL, MODELS, named_model
 from tpdisc.agents.empowerment.prior.store import ensure_prior
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor
 from tpdisc.sim.game import run_simulation
 
 SIMS, AGENTS, STEPS = 30, 10, 150

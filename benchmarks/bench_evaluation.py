@@ -21,10 +21,12 @@ from contextlib import ExitStack
 from benchlib import Timing, agent_types, full_domain, load, parser, report, timed, usable_cores
 
 from tpdisc.domain.variants import Domain
+from tpdisc.executors.base import Executor
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate
-from tpdisc.sim.executors import Executor, ProcessExecutor, SerialExecutor
 
 SIMS, AGENTS, STEPS = 30, 10, 150
 AGENT_STEPS = SIMS * AGENTS * STEPS
@@ -82,7 +84,7 @@ def measure(
         }
         if with_ray:
             try:
-                from tpdisc.sim.ray_executor import RayExecutor
+                from tpdisc.executors.ray import RayExecutor
 
                 ray_ex = stack.enter_context(RayExecutor(init_options={"num_cpus": cores}))
                 t0 = time.perf_counter()

@@ -20,15 +20,15 @@ from pathlib import Path
 
 from benchlib import full_domain, load, parser, report
 
-from tests.fakes.llm_player import ScriptedPlayer
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.llm.config import LLMAgentConfig
 from tpdisc.domain.variants import Domain
-from tpdisc.llm.client import LLMConfig
-from tpdisc.llm.server import FakeChatServer
+from tpdisc.llm_client import LLMConfig
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
+from tpdisc.testing.chat_server import FakeChatServer
+from tpdisc.testing.llm_player import ScriptedPlayer
 
 AGENTS, STEPS = 10, 150
 LATENCY, LATENCY_STEPS = 0.05, 20

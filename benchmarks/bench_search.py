@@ -23,11 +23,11 @@ from typing import Any
 
 from benchlib import agent_types, full_domain, load, parser, report, usable_cores
 
+from tpdisc.executors.process import ProcessExecutor
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import SearchLoop
 from tpdisc.search.proposers import OfflineProposer
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import ProcessExecutor
 
 
 def timer(spent: dict[str, float], label: str, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,7 +7,6 @@ import argparse
 import os
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +20,6 @@ from tpdisc.domain.variants import Domain, make_domain
 
 ROOT = Path(__file__).resolve().parent.parent
 PERFORMANCE_DOC = ROOT / "docs" / "performance.md"
-# The test fakes (tests/fakes) serve some benchmarks too, and scripts run from benchmarks/.
-if str(ROOT) not in sys.path:
-    sys.path.append(str(ROOT))
 # The agent types the issue asks figures for, in the order they are reported.
 BENCH_AGENT_TYPES = ("empowerment", "stochastic")
 

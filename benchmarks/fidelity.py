@@ -55,12 +55,14 @@ from tpdisc.agents.population import describe_agents
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.executors.base import Executor
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
-from tpdisc.sim.executors import Executor, ProcessExecutor, SerialExecutor
 from tpdisc.sim.game import Game
 
 ROOT = Path(__file__).resolve().parent.parent

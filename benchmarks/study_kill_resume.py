@@ -26,8 +26,11 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
+
+from tpdisc.storage import connect
 
 Snapshot = dict[str, Any]
 
@@ -35,7 +38,7 @@ Snapshot = dict[str, Any]
 def read(path: Path, sql: str) -> list[tuple[Any, ...]]:
     if not path.is_file():
         return []
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+    with closing(connect(path, readonly=True)) as db:
         try:
             return db.execute(sql).fetchall()
         except sqlite3.OperationalError:  # tables not made yet

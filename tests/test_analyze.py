@@ -15,11 +15,11 @@ from tpdisc.analysis.simulate import load_run, logged_pairs
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore
 from tpdisc.analysis.volume import volume_study
 from tpdisc.cli import app
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
 
 runner = CliRunner()
 

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 from tests import test_html_report
 from tpdisc.analysis import portrait
 from tpdisc.cli import app
+from tpdisc.executors.make import make_executor
 from tpdisc.report import best_portraits
-from tpdisc.report.portrait import read_portrait
-from tpdisc.report.site import page_names
+from tpdisc.report.portrait_pages import read_portrait
+from tpdisc.report.search_run import page_names
 from tpdisc.search.archive import Archive
-from tpdisc.sim.executors import make_executor
 
 run_dir = test_html_report.run_dir
 runner = CliRunner()

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
-from tests.fakes.llm_player import ScriptedPlayer
 from tests.helpers import APPENDIX
 from tpdisc.cli import app
-from tpdisc.llm.server import FakeChatServer, Reply
+from tpdisc.testing.chat_server import FakeChatServer, Reply
+from tpdisc.testing.llm_player import ScriptedPlayer
 
 runner = CliRunner()
 FAST = ["--steps", "4", "--sims", "2", "--executor", "serial"]

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tpdisc.cli import app
-from tpdisc.llm.server import FakeChatServer
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.fake_author import ProtocolAuthor
+from tpdisc.testing.chat_server import FakeChatServer
+from tpdisc.testing.fake_author import ProtocolAuthor
 
 runner = CliRunner()
 TINY = [

@@ -20,7 +20,7 @@ from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.compiled import reference_mode, use_kernels
 from tpdisc.agents.empowerment.agent import EmpowermentAgent
-from tpdisc.agents.empowerment.compiled_agent import CompiledEmpowermentAgent
+from tpdisc.agents.empowerment.compiled_agent import CompiledEmpowermentAgent, make_agent
 from tpdisc.agents.empowerment.kernels import pairwise_sum, pick
 from tpdisc.agents.empowerment.model import EmpowermentModel, named_model
 from tpdisc.agents.empowerment.prior.build import Prior, PriorSettings, build_prior
@@ -121,8 +121,8 @@ def pair_of_agents(
 ) -> tuple[EmpowermentAgent, EmpowermentAgent]:
     tables = EmpowermentTables.build(prior, played)
     return (
-        EmpowermentAgent.create(tables, replace(choices, beta=0.5), 0.5, reference=True),
-        EmpowermentAgent.create(tables, replace(choices, beta=0.5), 0.5, reference=False),
+        make_agent(tables, replace(choices, beta=0.5), 0.5, reference=True),
+        make_agent(tables, replace(choices, beta=0.5), 0.5, reference=False),
     )
 
 
@@ -131,12 +131,12 @@ def test_the_path_is_chosen_once_when_the_agent_is_made(
 ) -> None:
     tables = EmpowermentTables.build(prior, GRAPH)
     monkeypatch.setenv("TPDISC_REFERENCE", "1")
-    assert type(EmpowermentAgent.create(tables)) is EmpowermentAgent
-    assert type(EmpowermentAgent.create(tables, reference=False)) is CompiledEmpowermentAgent
+    assert type(make_agent(tables)) is EmpowermentAgent
+    assert type(make_agent(tables, reference=False)) is CompiledEmpowermentAgent
     monkeypatch.setenv("TPDISC_REFERENCE", "0")
-    assert type(EmpowermentAgent.create(tables)) is CompiledEmpowermentAgent
+    assert type(make_agent(tables)) is CompiledEmpowermentAgent
     monkeypatch.delenv("TPDISC_REFERENCE")
-    assert EmpowermentAgent.create(tables).compiled  # the kernels unless told otherwise
+    assert make_agent(tables).compiled  # the kernels unless told otherwise
 
 
 def assert_same_state(reference: EmpowermentAgent, compiled: EmpowermentAgent) -> None:

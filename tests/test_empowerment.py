@@ -10,6 +10,7 @@ from tests.conftest import TOY
 from tpdisc.agents.base import FAILED, AgentParams, AgentState
 from tpdisc.agents.candidates import choose_biased
 from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.compiled_agent import make_agent
 from tpdisc.agents.empowerment.kernels import FAILURE, NEGLIGIBLE, OWN_SUCCESS, UNKNOWN, ZERO
 from tpdisc.agents.empowerment.model import EmpowermentModel, named_model
 from tpdisc.agents.empowerment.options import softmax_probabilities
@@ -62,7 +63,7 @@ def start(
     seed: int = 0,
 ) -> tuple[EmpowermentAgent, AgentState, np.random.Generator]:
     model = replace(choices or PREVIOUS, beta=beta)
-    agent = EmpowermentAgent.create(EmpowermentTables.build(prior, played), model, p_social)
+    agent = make_agent(EmpowermentTables.build(prior, played), model, p_social)
     state = AgentState.start(N, GRAPH.base)
     rng = np.random.default_rng(seed)
     agent.choose(state, [], rng)

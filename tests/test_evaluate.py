@@ -10,10 +10,10 @@ from scipy import stats
 
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated, sem
-from tpdisc.sim.executors import SerialExecutor
 from tpdisc.sim.game import SimResult, run_simulation
 
 CONFIG = SimConfig(n_agents=4, n_steps=12, agent_type="stochastic")

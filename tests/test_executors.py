@@ -14,13 +14,15 @@ import pytest
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.executors.base import PayloadPacker, run_payload
+from tpdisc.executors.make import make_executor
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox import SandboxedSource
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import SimTask, evaluate, evaluate_ablated
-from tpdisc.sim.executor_base import PayloadPacker, run_payload
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor, make_executor
 from tpdisc.sim.game import SimResult
 
 
@@ -222,7 +224,7 @@ def test_make_executor_from_options() -> None:
 
 ORPHAN_SCRIPT = """
 import os, sys, time
-from tpdisc.sim.executors import ProcessExecutor
+from tpdisc.executors.process import ProcessExecutor
 
 class Pid:
     def __call__(self):

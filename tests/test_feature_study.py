@@ -21,7 +21,7 @@ from tpdisc.analysis.feature_study import (
 from tpdisc.analysis.features import FEATURE_NAMES
 from tpdisc.analysis.simulate import load_run
 from tpdisc.cli import app
-from tpdisc.sim.executors import SerialExecutor
+from tpdisc.executors.serial import SerialExecutor
 
 runner = CliRunner()
 

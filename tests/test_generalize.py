@@ -24,7 +24,7 @@ from tpdisc.analysis.generalize import (
 )
 from tpdisc.cli.analyze_models import register
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import LLMConfig
+from tpdisc.llm_client import LLMConfig
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 

@@ -8,11 +8,11 @@ from dataclasses import fields, replace
 import pytest
 
 from tpdisc.domain.variants import make_domain
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.search import blocks, genes
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.validation import CandidateEvaluator
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
 
 # In-process (trusted) checks keep this fast; the sandbox is tested on its own.
 CONFIG = SearchConfig(

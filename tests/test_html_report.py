@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tpdisc.cli import app
-from tpdisc.report.site import page_name
+from tpdisc.report.search_run import page_name
 from tpdisc.search.archive import Archive, Candidate
 
 runner = CliRunner()

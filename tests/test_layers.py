@@ -1,10 +1,14 @@
 """The package reads top-down: no module imports from a higher layer, and no imports go in
 a circle.
 
-Layers, bottom first: the shared errors and readers of untrusted files, ``domain``, ``llm``
-(the client, the local server), ``agents`` and ``protocols`` (side by side, neither importing
-the other's in a circle), ``sandbox``, ``sim``, ``search``, ``analysis``, ``report``,
-``study``, ``cli``. A module belongs to the layer of its top-level subpackage.
+Layers, bottom first: the shared errors, readers of untrusted files, config trees and
+SQLite's lifecycle (``storage``); ``domain``; ``executors`` (where simulations run: serial,
+process pool, Ray); ``llm_client`` (the chat client); ``agents`` and ``protocols`` (side by
+side, neither importing the other's in a circle); ``sandbox``; ``sim``; ``search``;
+``analysis``; ``report``; ``study``; and on top ``cli`` beside ``testing`` (the stand-ins for
+the outside world that tests and benchmarks use: no module of the package imports them, and
+nothing under ``tpdisc/`` or ``benchmarks/`` imports from ``tests/``). A module belongs to
+the layer of its top-level subpackage.
 
 Every import statement counts: at module level, inside functions (a lazy import is still
 a dependency, only hidden) and under ``TYPE_CHECKING`` (not exempt: an annotation's import
@@ -27,9 +31,10 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "safefiles", "yamlsafe", "config_tree"),
+    ("errors", "safefiles", "yamlsafe", "config_tree", "storage"),
     ("domain",),
-    ("llm",),
+    ("executors",),
+    ("llm_client",),
     ("agents", "protocols"),
     ("sandbox",),
     ("sim",),
@@ -37,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analysis",),
     ("report",),
     ("study",),
-    ("cli",),
+    ("cli", "testing"),
     ("",),  # tpdisc/__init__.py: the public API, names imported from every layer on use
 )
 LEVEL = {part: level for level, parts in enumerate(LAYERS) for part in parts}
@@ -160,6 +165,30 @@ def test_no_import_cycle_between_subpackages() -> None:
     assert not problems, "subpackages importing each other:\n" + "\n".join(problems)
 
 
+def test_only_tests_and_benchmarks_use_the_stand_ins() -> None:
+    problems = [
+        f"{i.where()} imports {i.target}"
+        for i in imports(package_modules())
+        if part_of(i.target) == "testing" and part_of(i.source) != "testing"
+    ]
+    assert not problems, "the package imports its stand-ins:\n" + "\n".join(problems)
+
+
+def test_no_module_of_the_package_or_benchmark_imports_from_tests() -> None:
+    problems = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(PACKAGE.parent / "benchmarks").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            if any(name == "tests" or name.startswith("tests.") for name in names):
+                problems.append(f"{path}:{node.lineno}")
+    assert not problems, "imports from tests/:\n" + "\n".join(problems)
+
+
 def test_every_subpackage_has_a_layer() -> None:
     for name in package_modules():
         level_of(name)
@@ -202,5 +231,5 @@ def test_the_checks_see_lazy_relative_and_type_checking_imports() -> None:
 def test_an_upward_import_is_named_with_its_line() -> None:
     fake = {**FAKE, "tpdisc.domain.graph": ("\ndef f():\n    import tpdisc.sim.game\n", False)}
     assert upward(imports(fake)) == [
-        "tpdisc.domain.graph:3 imports tpdisc.sim.game: layer sim (5) is above domain (1)"
+        "tpdisc.domain.graph:3 imports tpdisc.sim.game: layer sim (6) is above domain (1)"
     ]

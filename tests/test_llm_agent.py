@@ -10,21 +10,22 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.fakes.llm_player import ScriptedPlayer
 from tpdisc.agents.base import AgentContext, AgentParams, AgentState
 from tpdisc.agents.llm.agent import STAT_KEYS, LLMAgent
 from tpdisc.agents.llm.cache import ResponseCache
 from tpdisc.agents.llm.config import CACHE_FILE, LLMAgentConfig
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
-from tpdisc.llm.client import LLMConfig, LLMError, ModelPrice
-from tpdisc.llm.server import FakeChatServer, Reply
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
+from tpdisc.llm_client import LLMConfig, LLMError, ModelPrice
 from tpdisc.protocols.baselines import BASELINES
 from tpdisc.protocols.resolve import resolve_protocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor
 from tpdisc.sim.game import run_simulation
+from tpdisc.testing.chat_server import FakeChatServer, Reply
+from tpdisc.testing.llm_player import ScriptedPlayer
 
 
 def llm_config(server: FakeChatServer, tmp_path: Path, **changes: Any) -> LLMAgentConfig:

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import (
+from tpdisc.llm_client import (
     BudgetExceededError,
     LLMClient,
     LLMConfig,
@@ -15,7 +15,7 @@ from tpdisc.llm.client import (
     ModelPrice,
     parse_retry_after,
 )
-from tpdisc.llm.server import FakeChatServer, Reply
+from tpdisc.testing.chat_server import FakeChatServer, Reply
 
 HELLO = [{"role": "user", "content": "say hello"}]
 

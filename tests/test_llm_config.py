@@ -10,7 +10,7 @@ import pytest
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.llm.config import CACHE_FILE, LLMAgentConfig
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import LLMConfig
+from tpdisc.llm_client import LLMConfig
 from tpdisc.sim.config import SimConfig
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.llm_player import ScriptedPlayer, usable_elements
 from tpdisc.agents.llm.prompt import (
     PromptView,
     UnusableAnswer,
@@ -12,7 +11,8 @@ from tpdisc.agents.llm.prompt import (
     parse_answer,
     reask_message,
 )
-from tpdisc.llm.server import ChatRequest
+from tpdisc.testing.chat_server import ChatRequest
+from tpdisc.testing.llm_player import ScriptedPlayer, usable_elements
 
 
 def request(messages: list[dict[str, str]]) -> ChatRequest:

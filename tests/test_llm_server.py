@@ -6,7 +6,7 @@ import json
 import urllib.error
 import urllib.request
 
-from tpdisc.llm.server import ChatRequest, FakeChatServer, Reply, ScriptedResponder
+from tpdisc.testing.chat_server import ChatRequest, FakeChatServer, Reply, ScriptedResponder
 
 
 def post(url: str, body: dict) -> tuple[int, dict, dict]:

@@ -10,11 +10,11 @@ import pytest
 
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate_ablated
-from tpdisc.sim.executors import SerialExecutor
 from tpdisc.sim.game import run_simulation
 from tpdisc.sim.log import ParquetLogWriter, TransmissionLog, log_file
 

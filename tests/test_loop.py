@@ -9,18 +9,19 @@ import numpy as np
 import pytest
 
 from tpdisc.domain.variants import make_domain
-from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
-from tpdisc.llm.server import FakeChatServer, Reply
+from tpdisc.executors.base import Executor
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
+from tpdisc.llm_client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.fake_author import BROKEN_KINDS, ProtocolAuthor
 from tpdisc.search.loop import SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.selection import contrasts, thompson_parent
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executor_base import Executor
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor
+from tpdisc.testing.chat_server import FakeChatServer, Reply
+from tpdisc.testing.fake_author import BROKEN_KINDS, ProtocolAuthor
 
 TINY = SearchConfig(
     iterations=8,

@@ -15,11 +15,11 @@ from tests.helpers import ObjectProtocol, ScriptedAgent, register_agent
 from tpdisc.cli import app
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, VariantSpec, make_domain
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import AgentStates
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate
-from tpdisc.sim.executors import SerialExecutor
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.mechanism import NUMBERS, jaccard_distance, mean_mechanism
 

@@ -21,12 +21,12 @@ from tpdisc.analysis.portrait import (
 )
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, VariantSpec, make_domain
+from tpdisc.executors.make import make_executor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox import load_protocols
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate, evaluate_ablated
-from tpdisc.sim.executors import make_executor
 from tpdisc.sim.game import run_simulation
 from tpdisc.sim.mechanism import jaccard_distance
 

@@ -13,9 +13,9 @@ from tpdisc.analysis import portrait_plots as plots
 from tpdisc.analysis.portrait import build_portraits
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.executors.make import make_executor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import make_executor
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tpdisc.llm.client import LLMClient, LLMConfig
-from tpdisc.llm.server import FakeChatServer, Reply
+from tpdisc.llm_client import LLMClient, LLMConfig
 from tpdisc.search import blocks
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.config import SearchConfig
@@ -14,6 +13,7 @@ from tpdisc.search.parsing import ParsedAnswer, render_answer
 from tpdisc.search.prompts import REPAIR_HEADING, PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, ProposalRequest, genome_of
 from tpdisc.sim.config import SimConfig
+from tpdisc.testing.chat_server import FakeChatServer, Reply
 
 STATS = ArchiveStats(6, 1, 60.0, 70.0, "stochastic")
 CODE = (

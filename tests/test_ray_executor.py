@@ -6,16 +6,18 @@ import pytest
 
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ProtocolError
+from tpdisc.executors.make import make_executor
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import SimTask, evaluate
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor, make_executor
 from tpdisc.sim.game import SimResult
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'tpdisc[ray]'")
 
-from tpdisc.sim.ray_executor import RayExecutor  # noqa: E402
+from tpdisc.executors.ray import RayExecutor  # noqa: E402
 
 FAILING_PROTOCOL = """
 class TransmissionProtocol:

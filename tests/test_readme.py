@@ -1,4 +1,5 @@
-"""The README's Python examples run as written: saved to a file and run with ``python``."""
+"""The README: its Python examples run as written (saved to a file and run with ``python``),
+and its Development section matches the tree."""
 
 from __future__ import annotations
 
@@ -99,3 +100,22 @@ def test_a_script_without_the_guard_is_told_in_one_line_and_still_runs(tmp_path:
     assert len(done.stdout.splitlines()) == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "example.py has no 'if __name__" in lines[0], done.stderr
+
+
+def test_the_development_section_names_every_room_and_only_what_exists() -> None:
+    """Every path the Development section names exists, and it names every top-level
+    subpackage and module of the package."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Development") :]
+    package = ROOT / "tpdisc"
+    named = set(re.findall(r"`(tpdisc/[\w/.]*)`", section))
+    missing = sorted(path for path in named if not (ROOT / path).exists())
+    assert not missing, f"the README names what is not there: {missing}"
+    # Rooms: `tpdisc/NAME/` or `tpdisc/NAME.py`; foundations by their file names.
+    rooms = {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    modules = {p.name for p in package.glob("*.py") if p.name != "__init__.py"}
+    unnamed = sorted(
+        [r for r in rooms if f"`tpdisc/{r}/`" not in section]
+        + [m for m in modules if f"`tpdisc/{m}`" not in section and f"`{m}`" not in section]
+    )
+    assert not unnamed, f"the README's Development section leaves out {unnamed}"

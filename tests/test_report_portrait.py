@@ -1,4 +1,4 @@
-"""Portrait pages (tpdisc.report.portrait): every figure and section present, untrusted
+"""Portrait pages (tpdisc.report.portrait_pages): every figure and section present, untrusted
 text escaped, the stored data read back, several protocols set side by side."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from tests.test_portrait import CONFIG, SEEDS, zero_to_one
 from tpdisc.analysis.portrait import build_portraits
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import VariantSpec, make_domain
+from tpdisc.executors.make import make_executor
 from tpdisc.protocols.baselines import BaselineProtocol
-from tpdisc.report.portrait import read_portrait, slug, write_portrait, write_portraits
-from tpdisc.sim.executors import make_executor
+from tpdisc.report.portrait_pages import read_portrait, slug, write_portrait, write_portraits
 
 
 def made(toy_graph: RecipeGraph):

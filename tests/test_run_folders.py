@@ -19,7 +19,7 @@ from tests.test_archive import row
 from tpdisc.analysis.store import AnalysisStore, SimSummary
 from tpdisc.cli import app
 from tpdisc.errors import ConfigError
-from tpdisc.report.site import _protocol_page
+from tpdisc.report.search_run import _protocol_page
 from tpdisc.search.archive import Archive, CandidateSummary, Rescore
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.store import StudyStore

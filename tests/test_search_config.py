@@ -10,7 +10,7 @@ from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.model import EmpowermentModel, PriorChoice, named_model
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import LLMConfig, ModelPrice
+from tpdisc.llm_client import LLMConfig, ModelPrice
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tpdisc.errors import ConfigError
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
 from tpdisc.study.config import (
     StudyConfig,
     load_study_config,
@@ -155,6 +155,13 @@ def test_every_stage_writes_its_result_and_figures(tiny_study: Path) -> None:
         assert len(protocol["curve_mean"]) == 21  # long horizon: twice 10 steps, and step 0
         assert (folder.root / protocol["file"]).is_file()
     assert best["pairwise"]["names"]
+
+
+def test_a_study_leaves_no_wal_or_shm_file_behind(tiny_study: Path) -> None:
+    # Every database it wrote or read (study.sqlite, each run's archive) was closed, and a
+    # read-only opening removes what it made.
+    left = sorted(p.relative_to(tiny_study) for p in tiny_study.rglob("*.sqlite-*"))
+    assert not left
 
 
 def test_a_rerun_redoes_no_finished_stage(tiny_study: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpdisc.sim.executors import make_executor
+from tpdisc.executors.make import make_executor
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.portraits import portrait_count, relative, study_portraits

@@ -12,10 +12,10 @@ import pytest
 
 from tests.tiny_study import keep_only, tiny_study
 from tpdisc.config_tree import read_yaml, write_yaml
-from tpdisc.report.site import page_name
+from tpdisc.report.markup import num, pval, starred
+from tpdisc.report.search_run import page_name
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.study.layout import StudyDir
-from tpdisc.study.markup import num, pval, starred
 from tpdisc.study.publish import publish
 from tpdisc.study.report import SECTIONS, _agents_line
 from tpdisc.study.sections import _signed

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tpdisc.domain.variants import make_domain
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.search import blocks
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.fake_author import _CRASH, _INVALID_EXCHANGE, _SYNTAX_ERROR
 from tpdisc.search.validation import CandidateEvaluator
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executors import SerialExecutor
+from tpdisc.testing.fake_author import _CRASH, _INVALID_EXCHANGE, _SYNTAX_ERROR
 
 CONFIG = SearchConfig(
     sims=3,

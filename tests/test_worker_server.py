@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tpdisc.sim.worker_server import default_start_method
+from tpdisc.executors.worker_server import default_start_method
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # runs. The answer of each worker's first task, then of a worker without the early start.
 PROBE = """
 import sys
-from tpdisc.sim.executors import ProcessExecutor
-from tpdisc.sim.worker_server import start_worker_server
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.worker_server import start_worker_server
 from tests.worker_probe import KernelsReady
 
 if __name__ == "__main__":

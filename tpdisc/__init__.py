@@ -42,7 +42,7 @@ _PUBLIC = {
     "load_protocols": "tpdisc.sandbox",
     "load_recipes": "tpdisc.domain.recipes",
     "make_domain": "tpdisc.domain.variants",
-    "make_executor": "tpdisc.sim.executors",
+    "make_executor": "tpdisc.executors.make",
     "run_simulation": "tpdisc.sim.game",
 }
 __all__ = [
@@ -75,12 +75,12 @@ if TYPE_CHECKING:
     from tpdisc.domain.data import default_graph
     from tpdisc.domain.recipes import RecipeGraph, load_recipes
     from tpdisc.domain.variants import Domain, VariantSpec, make_domain
+    from tpdisc.executors.make import make_executor
     from tpdisc.sandbox import load_protocols
     from tpdisc.sandbox.config import SandboxConfig
     from tpdisc.search.config import SearchConfig
     from tpdisc.sim.config import EvaluationConfig, ExecutorConfig, SimConfig
     from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
-    from tpdisc.sim.executors import make_executor
     from tpdisc.sim.game import SimResult, run_simulation
     from tpdisc.sim.run import evaluate_config, load_config
 

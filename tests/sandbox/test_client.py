@@ -16,10 +16,11 @@ import pytest
 from tests.sandbox.helpers import RANDOM_PROTOCOL, source_spec, toy_states, wait_for
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.serial import SerialExecutor
 from tpdisc.sandbox import SandboxError, client
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import evaluate
-from tpdisc.sim.executors import ProcessExecutor, SerialExecutor
 
 ECHO = (
     "class P:\n    def __init__(self, n, t):\n        pass\n"

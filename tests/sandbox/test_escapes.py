@@ -11,7 +11,7 @@ from tests.helpers import APPENDIX
 from tpdisc.sandbox import precheck
 from tpdisc.sandbox.escapes import escape_problems, module_holders, reached_module
 from tpdisc.search import blocks
-from tpdisc.search.fake_author import _CRASH, _INVALID_EXCHANGE
+from tpdisc.testing.fake_author import _CRASH, _INVALID_EXCHANGE
 
 PROTOCOL = (
     "\n\nclass TransmissionProtocol:\n"

@@ -14,7 +14,7 @@ AgentFactory = Callable[[AgentContext], Agent]
 
 # Imported lazily: some agent types pull in heavy models or network clients.
 AGENT_TYPES: dict[str, str] = {
-    "empowerment": "tpdisc.agents.empowerment.agent:EmpowermentAgent",
+    "empowerment": "tpdisc.agents.empowerment.compiled_agent:CompiledEmpowermentAgent",
     "stochastic": "tpdisc.agents.stochastic:StochasticAgent",
     "llm": "tpdisc.agents.llm.agent:LLMAgent",
 }

@@ -24,7 +24,7 @@ from scipy import stats
 
 from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Plan, Protocol, Run, execute, plan
-from tpdisc.sim.executor_base import Executor
+from tpdisc.executors.base import Executor
 
 RANK_SEEDS: tuple[int, ...] = tuple(range(0, 15))
 COMPARE_SEEDS: tuple[int, ...] = tuple(range(15, 30))

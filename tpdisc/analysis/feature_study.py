@@ -28,7 +28,7 @@ from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_resul
 from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
 from tpdisc.analysis.store import ORIGINAL, AnalysisStore
-from tpdisc.sim.executor_base import Executor
+from tpdisc.executors.base import Executor
 from tpdisc.sim.game import SimResult
 
 # The reference's ρ of (original − ablated) with fitness over ≈1,000 generated protocols

@@ -27,10 +27,10 @@ from tpdisc.analysis.stats import mean_above, stars, welch_greater
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation, sem
-from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.run import prepare_evaluation
 
 # The shares of the mixed population, applied to the base population's size. The spec

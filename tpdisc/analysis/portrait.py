@@ -37,13 +37,13 @@ import numpy as np
 
 from tpdisc.analysis.features import acquisition_steps, events_of, window_of
 from tpdisc.domain.variants import Domain
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.baselines import BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner, ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import prepare_simulation, sem
-from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.log import AttemptHistory, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, mean_mechanism

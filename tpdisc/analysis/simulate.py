@@ -24,6 +24,7 @@ from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
@@ -34,7 +35,6 @@ from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import AblatedTask, SimTask, evaluate_ablated, prepare_simulation
-from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult
 
 

@@ -28,14 +28,13 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from tpdisc.errors import ConfigError, excerpt
-from tpdisc.search.archive import immediate_transaction
+from tpdisc.storage import Database
 
 ORIGINAL = "original"
 ABLATED = "ablated"
@@ -118,32 +117,18 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class AnalysisStore:
+class AnalysisStore(Database):
     """The ``analysis`` table of one archive file."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise ConfigError(f"{self.path}: no archive here")
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"{path}: no archive here")
         try:
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
+            super().__init__(path)
             self.db.executescript(SCHEMA)
         except sqlite3.DatabaseError as err:
             raise ConfigError(f"{self.path}: cannot store analysis results ({err})") from None
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> AnalysisStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        return immediate_transaction(self.db)
 
     def register(self, settings: Mapping[str, Any]) -> str:
         """The hash of ``settings``, recorded with them so a reader can tell what it means."""

@@ -26,7 +26,7 @@ from scipy import stats
 
 from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Run, execute, plan
-from tpdisc.sim.executor_base import Executor
+from tpdisc.executors.base import Executor
 
 
 @dataclass(frozen=True)

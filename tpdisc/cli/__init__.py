@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
     commands load: about 0.2 s that no longer come before the first simulation."""
     args = list(sys.argv[1:] if argv is None else argv)
     if will_simulate_in_pool(args):
-        from tpdisc.sim.worker_server import start_worker_server
+        from tpdisc.executors.worker_server import start_worker_server
 
         start_worker_server(will_run_kernels(args))
     from tpdisc.cli.root import app

@@ -36,8 +36,8 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, with_options
 from tpdisc.errors import ConfigError
+from tpdisc.executors.base import Executor
 from tpdisc.sim.config import ExecutorConfig
-from tpdisc.sim.executor_base import Executor
 
 analyze_app = typer.Typer(
     help="Analyse the protocols of search runs: state-awareness ablation, behavioural "

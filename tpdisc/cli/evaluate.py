@@ -25,9 +25,9 @@ from tpdisc.cli.options import (
     SimsOpt,
 )
 from tpdisc.cli.output import console, err_console, user_errors
-from tpdisc.cli.report import llm_usage, mechanism_table, results_table, versus, write_figures
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.cli.settings import Options, print_yaml, with_options
+from tpdisc.cli.tables import llm_usage, mechanism_table, results_table, versus, write_figures
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import (

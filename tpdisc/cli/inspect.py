@@ -86,7 +86,7 @@ def inspect_cmd(
     from tpdisc.analysis.portrait import build_portraits
     from tpdisc.domain.data import default_graph
     from tpdisc.domain.variants import make_domain
-    from tpdisc.report.portrait import write_portraits
+    from tpdisc.report.portrait_pages import write_portraits
     from tpdisc.sim.run import prepare_evaluation
 
     arguments: dict[str, object] = {"protocols": protocols}

@@ -16,8 +16,8 @@ import typer
 from tpdisc.agents.empowerment.model import model_names
 from tpdisc.agents.population import AGENT_TYPES
 from tpdisc.domain.variants import VARIANTS
+from tpdisc.executors.make import EXECUTORS
 from tpdisc.sandbox import UNSAFE_FLAG
-from tpdisc.sim.executors import EXECUTORS
 
 RecipesOpt = Annotated[
     Path | None,

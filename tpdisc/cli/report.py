@@ -1,153 +1,71 @@
-"""Evaluation results for people: the ranking table, the mechanism table, LLM usage lines
-and figures."""
+"""The ``report`` command: a static HTML browser of a search run's archive."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Annotated
 
-from rich.table import Table
+import typer
 
-from tpdisc.errors import ConfigError
-from tpdisc.protocols.baselines import STANDARD_BASELINES
-from tpdisc.sim.evaluate import Evaluation
-
-if TYPE_CHECKING:
-    from tpdisc.analysis.stats import PairwiseComparison, VersusReference
+from tpdisc.cli.options import RecipesOpt
+from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 
 
-def compare_all(evaluations: list[Evaluation]) -> PairwiseComparison:
-    """Every ordered pair of protocols, ranked best first: the matrix of pairwise.json."""
-    # scipy and statsmodels take a while to import: only once there are results to test.
-    from tpdisc.analysis.stats import pairwise
+@user_errors
+def report_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory of tpdisc evolve.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Directory to write index.html, best_fitness.png and protocols/ID.html "
+            "into (default: RUN_DIR/report). Existing files there are overwritten.",
+            show_default=False,
+        ),
+    ] = None,
+    portraits: Annotated[
+        int,
+        typer.Option(
+            "--portraits",
+            min=0,
+            help="Portraits (as tpdisc inspect draws them) of this many best protocols, "
+            "linked from the report; a rebuild reuses the stored ones. 0: none.",
+        ),
+    ] = 1,
+    portrait_sims: Annotated[
+        int,
+        typer.Option(
+            "--portrait-sims",
+            min=1,
+            help="Seeds simulated per portrait (each: the protocol, its ablation and asocial "
+            "play), the first of those the protocol was scored on.",
+        ),
+    ] = 3,
+    recipes: RecipesOpt = None,
+) -> None:
+    """Write a self-contained HTML report of a search run: summary, figure, a sortable
+    table of protocols, a page per protocol (code, lineage, diff against its parent) and
+    the portrait of the best one (who sent what to whom, the agents over a game). Open
+    index.html in a browser; it needs no network."""
+    from tpdisc.executors.make import make_executor
+    from tpdisc.report import build_report
+    from tpdisc.report.best_portraits import run_portraits
+    from tpdisc.search.listing import open_archive
 
-    ranked = sorted(evaluations, key=lambda e: -e.mean)
-    return pairwise([e.protocol for e in ranked], [e.final for e in ranked])
-
-
-def reference_of(evaluations: list[Evaluation], requested: str | None) -> str | None:
-    """The protocol the others are tested against: ``requested``, else the best standard
-    baseline among those evaluated (None when there is none)."""
-    names = [e.protocol for e in evaluations]
-    if requested is not None:
-        if requested not in names:
-            raise ConfigError(
-                f"--reference {requested!r} is not among the protocols evaluated "
-                f"({', '.join(names)})"
-            )
-        return requested
-    baselines = [e for e in evaluations if e.protocol in STANDARD_BASELINES]
-    return max(baselines, key=lambda e: e.mean).protocol if baselines else None
-
-
-def versus(evaluations: list[Evaluation], requested: str | None) -> VersusReference | None:
-    """Each protocol against the reference (see :func:`reference_of`), if there is one."""
-    from tpdisc.analysis.stats import versus_reference
-
-    reference = reference_of(evaluations, requested)
-    if reference is None or len(evaluations) < 2:
-        return None
-    return versus_reference(compare_all(evaluations), reference)
-
-
-def results_table(
-    evaluations: list[Evaluation], title: str, against: VersusReference | None = None
-) -> Table:
-    """The ranking; with ``against``, each protocol's difference from the reference and
-    the adjusted one-sided p that it beats it, with stars."""
-    from tpdisc.analysis.stats import stars
-
-    caption = None
-    if against is not None:
-        caption = (
-            f"Δ: mean − mean of {against.reference}; p: one-sided Welch t-test that the "
-            "protocol beats it, Benjamini–Hochberg-adjusted over all pairs (as in "
-            "pairwise.json); * p<.05 ** p<.01 *** p<.001"
-        )
-    table = Table(title=title, caption=caption)
-    table.add_column("protocol")
-    table.add_column("final coverage (mean ± sem)", justify="right")
-    table.add_column("min–max", justify="right")
-    if against is not None:
-        table.add_column(f"Δ vs {against.reference}", justify="right", no_wrap=True)
-        table.add_column("p", justify="right", no_wrap=True)
-    for ev in sorted(evaluations, key=lambda e: -e.mean):
-        row = [ev.protocol, f"{ev.mean:.2f} ± {ev.sem:.2f}", f"{min(ev.final)}–{max(ev.final)}"]
-        if against is not None:
-            if ev.protocol == against.reference:
-                row += ["reference", ""]
-            else:
-                p = against.p_adjusted[ev.protocol]
-                row += [
-                    f"{against.difference[ev.protocol]:+.2f}",
-                    f"{p:.2g} {stars(p)}".strip() if p == p else "–",  # nan: too few sims
-                ]
-        table.add_row(*row)
-    return table
-
-
-def mechanism_table(evaluations: list[Evaluation], title: str) -> Table:
-    """Per protocol (ranked as in :func:`results_table`) and agent type, the mechanism
-    numbers' means over simulations (definitions in :mod:`tpdisc.sim.mechanism`)."""
-    table = Table(
-        title=title,
-        caption="owned: elements an agent owns at the end; gained: the same without start "
-        "elements; success: attempts that made something; re-made pair / result: attempts "
-        "of a pair received as a success / making an element received as a result; "
-        "Jaccard: mean distance between two agents' gains (– with one agent); union: "
-        "distinct elements the type owns",
-    )
-    table.add_column("protocol")
-    table.add_column("agents")
-    for header in ("owned", "gained", "success", "re-made pair", "re-made result", "Jaccard"):
-        # numbers stay whole on narrow terminals: names and headers give way first
-        table.add_column(header, justify="right", min_width=5)
-    table.add_column("union", justify="right", min_width=5)
-
-    def number(value: float | None, spec: str) -> str:
-        return "–" if value is None else format(value, spec)
-
-    for ev in sorted(evaluations, key=lambda e: -e.mean):
-        kinds = list(ev.mechanism.items())
-        for k, (kind, m) in enumerate(kinds):
-            table.add_row(
-                ev.protocol if k == 0 else "",
-                kind,
-                number(m["inventory_size"], ".1f"),
-                number(m["inventory_gain"], ".1f"),
-                number(m["success_rate"], ".3f"),
-                number(m["remake_fraction"], ".3f"),
-                number(m["remake_result_fraction"], ".3f"),
-                number(m["jaccard_distance"], ".3f"),
-                number(m["union_size"], ".1f"),
-                end_section=k == len(kinds) - 1,
-            )
-    return table
-
-
-def llm_usage(evaluations: list[Evaluation]) -> list[str]:
-    """One line per protocol with LLM agents: requests, cache hits, tokens, cost, fallbacks."""
-    lines = []
-    for ev in evaluations:
-        s = ev.agent_stats
-        if s.get("llm_choices"):
-            lines.append(
-                f"{ev.protocol}: LLM agents made {s['llm_requests']:.0f} requests "
-                f"({s['llm_cache_hits']:.0f} answers from the cache), "
-                f"{s['llm_prompt_tokens']:.0f} + {s['llm_completion_tokens']:.0f} tokens, "
-                f"${s['llm_cost']:.4f}; {s['llm_reasks']:.0f} re-asks, "
-                f"{s['llm_fallbacks']:.0f} fallbacks in {s['llm_choices']:.0f} choices"
-            )
-    return lines
-
-
-def write_figures(evaluations: list[Evaluation], out: Path, title: str) -> list[Path]:
-    from tpdisc.analysis.plots import coverage_figure, pairwise_figure
-
-    comparison = compare_all(evaluations)
-    paths = [coverage_figure(evaluations, out / "coverage.png", title)]
-    if len(evaluations) > 1:
-        paths.append(pairwise_figure(comparison, out / "pairwise.png"))
-    (out / "pairwise.json").write_text(json.dumps(comparison.to_json(), indent=2))
-    return paths
+    target = out or run_dir / "report"
+    with open_archive(run_dir):
+        pass  # a clear error for a folder that is not a run, before any simulation
+    pages: dict[int, str] = {}
+    notes: list[str] = []
+    if portraits:
+        with make_executor() as pool, progress_bar(portraits * portrait_sims, "portraits") as tick:
+            pages, notes = run_portraits(
+                run_dir, target, pool, top=portraits, sims=portrait_sims, recipes=recipes,
+                on_simulation=tick,
+            )  # fmt: skip
+    with open_archive(run_dir) as archive:
+        index = build_report(archive, run_dir, target, portraits=pages, notes=notes)
+    # After the report: a folder the report refuses is one line, not warnings and then it.
+    for note in notes:
+        err_console.print(f"warning: {note}", highlight=False, soft_wrap=True)
+    console.print(f"report written to {index}")

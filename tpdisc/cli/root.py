@@ -10,7 +10,7 @@ from tpdisc.cli.data import data_app
 from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
 from tpdisc.cli.inspect import inspect_cmd
 from tpdisc.cli.prior import prior_app
-from tpdisc.cli.report_cmd import report_cmd
+from tpdisc.cli.report import report_cmd
 from tpdisc.cli.search import archive_cmd, evolve_cmd
 from tpdisc.cli.study import study_cmd
 

@@ -8,9 +8,9 @@ from typing import Any
 from tpdisc.cli.output import progress_bar
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain
+from tpdisc.executors.base import Executor
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation
-from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.run import prepare_evaluation
 
 

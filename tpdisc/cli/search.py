@@ -25,9 +25,9 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.errors import ConfigError
+from tpdisc.executors.base import Executor
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import ExecutorConfig
-from tpdisc.sim.executor_base import Executor
 
 # How many of its best protocols a search re-scores on fresh seeds when it ends.
 EVOLVE_RESCORE_TOP = 3
@@ -220,8 +220,8 @@ def evolve_cmd(
     """Search for protocols: LLM-guided evolution, or the offline proposer without an LLM;
     then re-score the best protocols on fresh seeds (unless --no-rescore)."""
     from tpdisc.search.archive import Archive
+    from tpdisc.search.listing import table
     from tpdisc.search.progress import SearchProgress
-    from tpdisc.search.report import table
     from tpdisc.search.run import FIGURE_NAME, LLMOptions, default_run_dir, evolve, resolve_config
 
     run_dir = run_dir or default_run_dir()
@@ -327,27 +327,27 @@ def archive_cmd(
 ) -> None:
     """List a search's protocols by fitness; show, export or plot them; re-score the best
     on fresh seeds (--rescore N)."""
-    from tpdisc.search import report
+    from tpdisc.search import listing
     from tpdisc.search.plots import best_fitness_figure
 
     if rescore_seed is not None and rescore is None:
         raise ConfigError("--rescore-seed only applies with --rescore N")
     if rescore is not None:
-        report.open_archive(run_dir).close()  # one clear line if run_dir is not a run
+        listing.open_archive(run_dir).close()  # one clear line if run_dir is not a run
         with options.config(RescoreSettings).executor.open() as pool:
             # stdout is for the JSON then
             out = err_console if as_json else console
             rescore_and_report(run_dir, rescore, pool, rescore_seed, recipes, out)
-    with report.open_archive(run_dir) as archive:
-        shown = report.protocol_id(archive, show) if show is not None else None
+    with listing.open_archive(run_dir) as archive:
+        shown = listing.protocol_id(archive, show) if show is not None else None
         if export is not None:
-            path = report.export(archive, report.protocol_id(archive, export[0]), export[1])
+            path = listing.export(archive, listing.protocol_id(archive, export[0]), export[1])
             console.print(f"protocol {export[0]} written to {path}")
         if plot is not None:
             console.print(f"figure saved to {best_fitness_figure(archive, plot)}")
         if as_json:
-            sys.stdout.write(json.dumps(report.as_json(archive, shown), indent=2) + "\n")
+            sys.stdout.write(json.dumps(listing.as_json(archive, shown), indent=2) + "\n")
         elif shown is not None:
-            console.print(report.show(archive, shown))
+            console.print(listing.show(archive, shown))
         elif export is None and plot is None:
-            console.print(report.table(archive))
+            console.print(listing.table(archive))

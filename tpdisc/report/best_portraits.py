@@ -20,11 +20,11 @@ from tpdisc.analysis.simulate import load_run
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError, ProtocolError, TpdiscError
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
-from tpdisc.report.portrait import read_portrait, write_portrait
+from tpdisc.report.portrait_pages import read_portrait, write_portrait
 from tpdisc.search.archive import Archive
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executor_base import Executor
 
 # Seeds simulated for a report's portrait: three games each (protocol, ablation, asocial).
 PORTRAIT_SIMS = 3

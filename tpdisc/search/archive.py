@@ -13,14 +13,14 @@ import hashlib
 import json
 import math
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from tpdisc.errors import ConfigError, excerpt
+from tpdisc.storage import Database
 
 Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
 Status = Literal["valid", "invalid", "duplicate"]
@@ -353,19 +353,6 @@ _VALID = "status='valid' AND fitness_mean IS NOT NULL"
 _ORDERS = {"id": "id", "fitness": "fitness_mean DESC, id"}
 
 
-@contextmanager
-def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """All of the body's writes, or none: one ``BEGIN IMMEDIATE`` … ``COMMIT`` on ``db``
-    (opened with ``isolation_level=None``)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
 @dataclass(frozen=True)
 class ArchiveStats:
     """What the prompts quote about the archive."""
@@ -413,23 +400,19 @@ class Totals:
     cost: float
 
 
-class Archive:
+class Archive(Database):
     """The SQLite archive of one run directory (``archive.sqlite``)."""
 
     FILE_NAME = "archive.sqlite"
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
-        self.path = Path(path)
-        if readonly and not self.path.is_file():
-            raise ConfigError(f"{self.path}: no archive here")
-        uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
+        path = Path(path)
+        if readonly and not path.is_file():
+            raise ConfigError(f"{path}: no archive here")
         try:
-            self.db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            super().__init__(path, readonly=readonly)
             self.db.row_factory = sqlite3.Row
             if not readonly:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                # FULL: a transaction reported committed survives a crash of the machine too.
-                self.db.execute("PRAGMA synchronous=FULL")
                 self.db.executescript(SCHEMA)
                 self.db.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
@@ -442,18 +425,6 @@ class Archive:
             raise ConfigError(f"{self.path}: not a usable archive ({err})") from None
         if version is None or int(version[0]) != SCHEMA_VERSION:
             raise ConfigError(f"{self.path}: archive schema {version and version[0]} unsupported")
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> Archive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        return immediate_transaction(self.db)
 
     # --- writing -------------------------------------------------------------------------
 

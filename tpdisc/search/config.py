@@ -17,7 +17,7 @@ from tpdisc.config_tree import (
     write_yaml,
 )
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import LLMConfig
+from tpdisc.llm_client import LLMConfig
 from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import BudgetExceededError, LLMError
+from tpdisc.executors.base import Executor
+from tpdisc.llm_client import BudgetExceededError, LLMError
 from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
@@ -25,7 +26,6 @@ from tpdisc.search.prompts import baseline_source
 from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
 from tpdisc.search.validation import CandidateEvaluator, Scored
-from tpdisc.sim.executor_base import Executor
 
 CONFIG_FILE = "config.yaml"
 

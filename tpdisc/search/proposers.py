@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import ChatReply, LLMClient
+from tpdisc.llm_client import ChatReply, LLMClient
 from tpdisc.search import blocks, genes, prompts
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.parsing import AnswerFormatError, parse_answer

@@ -15,6 +15,7 @@ from pathlib import Path
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError, ProtocolError
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.search.archive import Archive, Candidate, Rescore
@@ -22,7 +23,6 @@ from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.validation import CandidateEvaluator
 from tpdisc.sim.evaluate import evaluate
-from tpdisc.sim.executor_base import Executor
 
 
 def fresh_seeds(config: SearchConfig, first: int | None = None) -> list[int]:

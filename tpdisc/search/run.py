@@ -14,14 +14,14 @@ from tpdisc.config_tree import encode, flatten, read_yaml, with_value
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ConfigError, TpdiscError
-from tpdisc.llm.client import LLMClient, LLMConfig, ModelPrice
+from tpdisc.executors.base import Executor
+from tpdisc.llm_client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.safefiles import read_capped
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig, upgraded
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
-from tpdisc.sim.executor_base import Executor
 
 FIGURE_NAME = "best_fitness.png"
 AGENT_MODELS_FILE = "agent_models.json"

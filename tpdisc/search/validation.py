@@ -15,13 +15,13 @@ from typing import Any
 
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ProtocolError
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox import SandboxedSource, precheck
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate
-from tpdisc.sim.executor_base import Executor
 from tpdisc.sim.game import SimResult, run_simulation
 
 CHECK_SEED = 0

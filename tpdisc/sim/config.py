@@ -16,7 +16,7 @@ from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.sandbox.config import SandboxConfig
 
 if TYPE_CHECKING:
-    from tpdisc.sim.executor_base import Executor
+    from tpdisc.executors.base import Executor
 
 BOTTLENECK = 20
 
@@ -90,7 +90,7 @@ class ExecutorConfig:
     address: str | None = None
 
     def __post_init__(self) -> None:
-        from tpdisc.sim.executors import EXECUTORS
+        from tpdisc.executors.make import EXECUTORS
 
         if self.kind not in EXECUTORS:
             raise ConfigError(f"unknown executor {self.kind!r}; choose from {', '.join(EXECUTORS)}")
@@ -100,7 +100,7 @@ class ExecutorConfig:
             raise ConfigError(f"address {self.address!r} only applies to the ray executor")
 
     def open(self) -> Executor:
-        from tpdisc.sim.executors import make_executor
+        from tpdisc.executors.make import make_executor
 
         return make_executor(self.kind, self.workers, self.address)
 

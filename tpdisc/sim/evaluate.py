@@ -11,11 +11,11 @@ import numpy as np
 
 from tpdisc.agents.population import prepare_agents
 from tpdisc.domain.variants import Domain
+from tpdisc.executors.base import Executor, Task
+from tpdisc.executors.process import ProcessExecutor
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.sim.config import SimConfig
-from tpdisc.sim.executor_base import Executor, Task
-from tpdisc.sim.executors import ProcessExecutor
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.log import log_file
 from tpdisc.sim.mechanism import Mechanism, mean_mechanism

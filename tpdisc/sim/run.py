@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 from tpdisc.config_tree import decode, read_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.resolve import unique_names
 from tpdisc.sandbox import load_protocols
 from tpdisc.sim.config import EvaluationConfig, anchor_protocols
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated, prepare_simulation
-from tpdisc.sim.executor_base import Executor
 
 T = TypeVar("T")
 # Called with the protocol's (unique) name and each simulation's result as it arrives: a

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.executors.base import Executor
 from tpdisc.search.loop import Event
-from tpdisc.sim.executor_base import Executor
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.layout import RunRef, StudyDir, select_runs
 from tpdisc.study.store import StudyStore

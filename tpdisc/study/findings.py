@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tpdisc.report.page import escape
-from tpdisc.study.markup import (
+from tpdisc.report.markup import (
     DASH,
     Markup,
     bullets,
@@ -29,6 +28,7 @@ from tpdisc.study.markup import (
     starred,
     table,
 )
+from tpdisc.report.page import escape
 from tpdisc.study.sections import View
 
 STRONGEST = 3  # features listed

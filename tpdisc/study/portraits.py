@@ -16,10 +16,10 @@ from typing import Any
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import TpdiscError, excerpt
+from tpdisc.executors.base import Executor
 from tpdisc.report.best_portraits import PORTRAIT_SIMS, PORTRAITS, portrait_page
 from tpdisc.safefiles import FileRefused, inside, safe_name
 from tpdisc.sandbox import load_protocols
-from tpdisc.sim.executor_base import Executor
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.layout import StudyDir
 

@@ -20,16 +20,16 @@ from tpdisc.config_tree import flatten, read_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.errors import TpdiscError
+from tpdisc.executors.base import Executor
+from tpdisc.report.markup import Markup, bullets, link, note, table
 from tpdisc.report.page import escape, page
-from tpdisc.report.site import build_report
+from tpdisc.report.search_run import build_report
 from tpdisc.search.archive import Archive
-from tpdisc.sim.executor_base import Executor
 from tpdisc.study import sections
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.exports import DESCRIPTIONS
 from tpdisc.study.findings import findings
 from tpdisc.study.layout import StudyDir
-from tpdisc.study.markup import Markup, bullets, link, note, table
 from tpdisc.study.portraits import StudyPortraits, relative, study_portraits
 from tpdisc.study.runner import STAGE_NAMES, study_status
 from tpdisc.study.sections import View

@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tpdisc.report.site import page_name
-from tpdisc.study.markup import (
+from tpdisc.report.markup import (
     DASH,
     Markup,
     beside,
@@ -27,6 +26,7 @@ from tpdisc.study.markup import (
     starred,
     table,
 )
+from tpdisc.report.search_run import page_name
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ from tpdisc.analysis.simulate import Summarised
 from tpdisc.analysis.store import SimSummary
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError, excerpt
+from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
-from tpdisc.search.archive import immediate_transaction
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import SimTask
-from tpdisc.sim.executor_base import Executor
+from tpdisc.storage import Database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sims (
@@ -72,32 +72,20 @@ class Stored:
     error: str | None = None
 
 
-class StudyStore:
+class StudyStore(Database):
     """``study.sqlite`` of one study folder, opened for one session (one invocation)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
         try:
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
+            super().__init__(path)
             self.db.executescript(SCHEMA)
             row = self.db.execute("SELECT MAX(session) FROM events").fetchone()
         except sqlite3.DatabaseError as err:
             raise ConfigError(f"{self.path}: cannot open the study's database ({err})") from None
         self.session = int(row[0] or 0) + 1
 
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> StudyStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def log(self, stage: str, event: str, detail: str = "") -> None:
-        with immediate_transaction(self.db) as db:
+        with self._transaction() as db:
             db.execute(
                 "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
                 (self.session, _now(), stage, event, detail),
@@ -155,7 +143,7 @@ class StudyStore:
         return {s: int(n) for s, n in rows if isinstance(s, int)}  # a bad session: none of ours
 
     def _put(self, stage: str, item: str, seed: int, value: dict[str, Any]) -> None:
-        with immediate_transaction(self.db) as db:
+        with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO sims VALUES (?, ?, ?, ?, ?, ?)",
                 (stage, item, seed, json.dumps(value), self.session, _now()),

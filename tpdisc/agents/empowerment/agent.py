@@ -39,7 +39,6 @@ import numpy as np
 
 from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentState, Memory
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
-from tpdisc.agents.compiled import use_kernels
 from tpdisc.agents.empowerment.kernels import (
     FAILURE,
     LEARN_PRIOR,
@@ -58,11 +57,20 @@ from tpdisc.domain.recipes import Pair, RecipeGraph
 RECEIVED_CODES = {"item": LEARN_RESULT, "prior": LEARN_PRIOR, "zero": LEARN_TRIED}
 
 
+def tables_of(ctx: AgentContext) -> EmpowermentTables:
+    """The tables of a simulation's agents, from this process's memo."""
+    source = ctx.source_graph if ctx.source_graph is not None else ctx.graph
+    # prepare() verified the file where the results are reported; a worker that loads it
+    # again relies on the archive's own CRC-32s (see load_prior).
+    prior = ctx.params.empowerment.prior
+    return shared_tables(source, ctx.graph, prior.backend, prior.seed, verify=False)
+
+
 class EmpowermentAgent(Agent):
     """Chooses pairs by softmax over their empowerment, with the social bias of SPEC §2.
 
     This class is the numpy reference: readable, and what the compiled kernels are held
-    to. :meth:`create` picks it or
+    to. :func:`~tpdisc.agents.empowerment.compiled_agent.make_agent` picks it or
     :class:`~tpdisc.agents.empowerment.compiled_agent.CompiledEmpowermentAgent`, which
     makes the same choices with the kernels, once per agent.
     """
@@ -112,31 +120,8 @@ class EmpowermentAgent(Agent):
         self._usable_now: np.ndarray | None = None
 
     @classmethod
-    def create(
-        cls,
-        tables: EmpowermentTables,
-        model: EmpowermentModel | None = None,
-        p_social: float = 0.5,
-        reference: bool | None = None,
-    ) -> EmpowermentAgent:
-        """An agent on the compiled kernels, or on the numpy reference with ``reference``
-        (default: ``TPDISC_REFERENCE``, else the kernels); both make the same choices."""
-        if not (use_kernels(True) if reference is None else not reference):
-            return EmpowermentAgent(tables, model, p_social)
-        from tpdisc.agents.empowerment.compiled_agent import CompiledEmpowermentAgent
-
-        return CompiledEmpowermentAgent(tables, model, p_social)
-
-    @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
-        source = ctx.source_graph if ctx.source_graph is not None else ctx.graph
-        # prepare() verified the file where the results are reported; a worker that loads it
-        # again relies on the archive's own CRC-32s (see load_prior).
-        model = ctx.params.empowerment
-        tables = shared_tables(
-            source, ctx.graph, model.prior.backend, model.prior.seed, verify=False
-        )
-        return cls.create(tables, model, ctx.params.p_social)
+        return cls(tables_of(ctx), ctx.params.empowerment, ctx.params.p_social)
 
     @classmethod
     def prepare(cls, graph: RecipeGraph, source: RecipeGraph | None, params: AgentParams) -> None:

@@ -3,8 +3,9 @@
 :class:`CompiledEmpowermentAgent` is :class:`~tpdisc.agents.empowerment.agent.EmpowermentAgent`
 with each hot step done by one kernel of :mod:`tpdisc.agents.empowerment.kernels` instead
 of numpy: the same choices, bit for bit (``tests/test_compiled.py``), several times
-faster. :meth:`EmpowermentAgent.create` picks the class once per agent, so neither path
-branches on the other.
+faster. :func:`make_agent` picks the class once per agent, so neither path branches on the
+other; simulations reach it through :meth:`CompiledEmpowermentAgent.from_context`, the
+``empowerment`` agent type's entry.
 """
 
 from __future__ import annotations
@@ -14,12 +15,26 @@ from typing import ClassVar
 
 import numpy as np
 
-from tpdisc.agents.base import Memory
+from tpdisc.agents.base import AgentContext, Memory
+from tpdisc.agents.compiled import use_kernels
 from tpdisc.agents.empowerment import kernels
-from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.agent import EmpowermentAgent, tables_of
 from tpdisc.agents.empowerment.model import EmpowermentModel
 from tpdisc.agents.empowerment.options import Scratch, SocialPairs, softmax_draw_compiled
 from tpdisc.agents.empowerment.tables import EmpowermentTables
+
+
+def make_agent(
+    tables: EmpowermentTables,
+    model: EmpowermentModel | None = None,
+    p_social: float = 0.5,
+    reference: bool | None = None,
+) -> EmpowermentAgent:
+    """An agent on the compiled kernels, or on the numpy reference with ``reference``
+    (default: ``TPDISC_REFERENCE``, else the kernels); both make the same choices."""
+    if use_kernels(True) if reference is None else not reference:
+        return CompiledEmpowermentAgent(tables, model, p_social)
+    return EmpowermentAgent(tables, model, p_social)
 
 
 class CompiledEmpowermentAgent(EmpowermentAgent):
@@ -40,6 +55,12 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
             tables.n, tables.top_idx.shape[1], tables.top_idx.dtype
         )
         self._usable_mask = np.zeros(tables.n, dtype=bool)  # the kernels' view of owns=usable
+
+    @classmethod
+    def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
+        """The agent a simulation gets: compiled, unless ``TPDISC_REFERENCE`` asks for the
+        numpy reference (:func:`make_agent`)."""
+        return make_agent(tables_of(ctx), ctx.params.empowerment, ctx.params.p_social)
 
     def _gain(self, e: int) -> None:
         """:meth:`EmpowermentAgent._gain` in one kernel call; rows frozen as a received

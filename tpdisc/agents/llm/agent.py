@@ -9,10 +9,10 @@ inventory plus borrowed elements, with no social bias. Re-asks and fallbacks are
 :meth:`LLMAgent.stats`, with requests, cache hits, tokens and cost.
 
 All LLM agents of a simulation share one :class:`LLMSession`: one client (the search's
-:class:`~tpdisc.llm.client.LLMClient`, with its retries of rate limits and server errors),
+:class:`~tpdisc.llm_client.LLMClient`, with its retries of rate limits and server errors),
 one response cache and one thread pool, so the agents of a step ask concurrently, at most
 ``concurrency`` at a time. An endpoint that still fails after the client's retries stops the
-simulation with :class:`~tpdisc.llm.client.LLMError`: random choices in place of a dead
+simulation with :class:`~tpdisc.llm_client.LLMError`: random choices in place of a dead
 model would pass for results.
 """
 
@@ -39,7 +39,7 @@ from tpdisc.agents.llm.prompt import (
 from tpdisc.agents.stochastic import StochasticAgent
 from tpdisc.domain.recipes import Pair, RecipeGraph
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import ChatReply, LLMClient, LLMError, Message
+from tpdisc.llm_client import ChatReply, LLMClient, LLMError, Message
 
 # Counters every LLM agent reports (summed over agents, then over simulations).
 STAT_KEYS = (

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpdisc.errors import ConfigError
+from tpdisc.storage import connect, immediate_transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -75,11 +76,8 @@ class ResponseCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Several threads share this connection, one at a time under the lock.
-            self._db = sqlite3.connect(path, timeout=60.0, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db = connect(path, synchronous="NORMAL", timeout=60.0, threads=True)
             self._db.execute(_SCHEMA)
-            self._db.commit()
         except (OSError, sqlite3.Error) as err:
             raise ConfigError(f"LLM response cache {path}: {err}") from None
 
@@ -98,7 +96,7 @@ class ResponseCache:
         question, both go on with that one answer, as a rerun will.
         """
         try:
-            with self._lock, self._db:
+            with self._lock, immediate_transaction(self._db):
                 self._db.execute(
                     "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
                     (

@@ -15,7 +15,7 @@ from typing import Any
 
 from tpdisc.domain.data import cache_dir
 from tpdisc.errors import ConfigError
-from tpdisc.llm.client import LLMConfig
+from tpdisc.llm_client import LLMConfig
 
 CACHE_FILE = "llm-agent-responses.sqlite"
 

@@ -1,7 +1,7 @@
 """A local OpenAI-compatible chat server for tests: scripted answers, errors, slow replies.
 
 Nothing here talks to the internet. Tests start a :class:`FakeChatServer` on 127.0.0.1
-(a free port chosen by the system), point an :class:`~tpdisc.llm.client.LLMClient` at
+(a free port chosen by the system), point an :class:`~tpdisc.llm_client.LLMClient` at
 ``server.base_url``, and decide what each request gets with a *responder*: a list of
 :class:`Reply` objects served in order, or any callable ``(ChatRequest) -> Reply``::
 

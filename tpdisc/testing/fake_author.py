@@ -5,7 +5,7 @@ It answers the search's prompts in the requested format with real, varied protoc
 models and endpoints do: broken code of several kinds (repaired when the repair prompt
 arrives), answers without code, 429 with ``Retry-After``, 500, and slow replies.
 
-``python -m tpdisc.search.fake_author --port 8765`` serves it for manual runs of
+``python -m tpdisc.testing.fake_author --port 8765`` serves it for manual runs of
 ``tpdisc evolve --base-url http://127.0.0.1:8765/v1 --model fake``.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tpdisc.llm.server import ChatRequest, FakeChatServer, Reply
 from tpdisc.search import blocks
 from tpdisc.search.parsing import ParsedAnswer, render_answer
 from tpdisc.search.prompts import REPAIR_HEADING
+from tpdisc.testing.chat_server import ChatRequest, FakeChatServer, Reply
 
 BROKEN_KINDS: tuple[str, ...] = ("syntax", "crash", "invalid-exchange", "no-code")
 

@@ -1,6 +1,6 @@
-"""A scripted player for the local test server (:mod:`tpdisc.llm.server`).
+"""A scripted player for the local test server (:mod:`tpdisc.testing.chat_server`).
 
-:class:`ScriptedPlayer` is a responder for :class:`~tpdisc.llm.server.FakeChatServer`
+:class:`ScriptedPlayer` is a responder for :class:`~tpdisc.testing.chat_server.FakeChatServer`
 that plays Collective Little Alchemy the way an LLM agent's endpoint would be asked to: it
 reads the elements the agent may use from the prompt and answers with a pair of them. Every
 choice is a function of the request's text (a hash), never of arrival order, so results do
@@ -16,7 +16,7 @@ import re
 import threading
 import time
 
-from tpdisc.llm.server import ChatRequest, Reply
+from tpdisc.testing.chat_server import ChatRequest, Reply
 
 _INVENTORY = re.compile(r"^Your inventory \([^)]*\): (.*)$", re.MULTILINE)
 _BORROWED = re.compile(r"^Borrowed elements \([^)]*\): (.*)$", re.MULTILINE)

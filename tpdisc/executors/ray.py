@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tpdisc.errors import ConfigError
-from tpdisc.sim.executor_base import Executor, Payload, PayloadPacker, Task, run_payload
+from tpdisc.executors.base import Executor, Payload, PayloadPacker, Task, run_payload
 
 
 def _run_on_ray(payload: Payload, *blobs: bytes) -> object:

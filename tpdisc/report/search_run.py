@@ -30,10 +30,10 @@ from tpdisc.errors import ConfigError
 from tpdisc.report.page import CODE_FORMATTER, STYLE
 from tpdisc.report.templates import render
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
+from tpdisc.search.listing import fresh_caption, fresh_text, totals_line
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.plots import best_fitness_figure
 from tpdisc.search.prompts import format_fitness
-from tpdisc.search.report import fresh_caption, fresh_text, totals_line
 
 FIGURE = "best_fitness.png"
 PROTOCOLS = "protocols"

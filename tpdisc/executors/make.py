@@ -1,0 +1,31 @@
+"""The executor a command's options name."""
+
+from __future__ import annotations
+
+from tpdisc.errors import ConfigError
+from tpdisc.executors.base import Executor
+from tpdisc.executors.process import ProcessExecutor
+from tpdisc.executors.ray import RayExecutor
+from tpdisc.executors.serial import SerialExecutor
+
+EXECUTORS: tuple[str, ...] = ("serial", "processes", "ray")
+
+
+def make_executor(
+    kind: str = "processes", workers: int | None = None, address: str | None = None
+) -> Executor:
+    """The executor named ``kind`` (``serial``, ``processes`` or ``ray``), from CLI options.
+
+    ``workers`` sizes the process pool (default: all cores) or caps the tasks Ray runs at
+    once (default: as many as the cluster takes); ``address`` is the Ray cluster to join
+    (default: start a local Ray instance).
+    """
+    if kind not in EXECUTORS:
+        raise ConfigError(f"unknown executor {kind!r}; choose from {', '.join(EXECUTORS)}")
+    if address is not None and kind != "ray":
+        raise ConfigError(f"--address {address!r} only applies to --executor ray")
+    if kind == "serial":
+        return SerialExecutor()
+    if kind == "processes":
+        return ProcessExecutor(workers)
+    return RayExecutor(address, max_in_flight=workers)

@@ -1,0 +1,176 @@
+"""Simulations spread over the processes of a pool on this machine."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import multiprocessing
+import os
+import select
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tpdisc.errors import ConfigError
+from tpdisc.executors.base import Executor, PayloadPacker, Task, run_payload
+from tpdisc.executors.serial import SerialExecutor
+from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method
+
+R = TypeVar("R")
+
+
+def default_workers() -> int:
+    """The CPU cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def die_with_parent(pool_owner: int) -> None:
+    """Make a pool worker end when the process that made the pool does.
+
+    Idle workers block on a queue whose write end they hold themselves, and a forkserver
+    lives as long as any worker does, so after a SIGKILL of the pool's owner nothing would
+    ever wake them: they would stay behind as orphans. A thread waiting on a pidfd of the
+    owner ends the worker as soon as the owner is gone (Linux 5.3+; elsewhere nothing
+    changes).
+    """
+    try:
+        owner = os.pidfd_open(pool_owner)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        return
+
+    def watch() -> None:
+        select.select([owner], [], [])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tpdisc-pool-owner-watch", daemon=True).start()
+
+
+def unguarded_main() -> str | None:
+    """The script this process runs, if it never tests ``__name__ == "__main__"``.
+
+    Workers started by ``spawn`` or ``forkserver`` import the main script again before
+    taking a task: without the guard they re-run its work, start pools of their own and
+    die, which the pool reports as "a worker process died unexpectedly". Interactive
+    sessions and ``python -c`` have no script to import, so nothing to guard.
+    """
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if path is None:
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            names = [node.left, *node.comparators]
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names) and any(
+                isinstance(n, ast.Constant) and n.value == "__main__" for n in names
+            ):
+                return None
+    return str(path)
+
+
+@functools.cache
+def _say_unguarded(script: str) -> None:
+    # Once per process: a script may make an executor per evaluation.
+    print(
+        f"tpdisc: {script} has no 'if __name__ == \"__main__\":' guard, and worker "
+        "processes import it again: simulating in this process only; put the script's work "
+        "under that guard to use every core",
+        file=sys.stderr,
+    )
+
+
+class ProcessExecutor(Executor):
+    """A pool of worker processes on this machine, all cores by default.
+
+    The pool starts at the first run and is reused until :meth:`close`. Workers are
+    ordinary (non-daemonic) processes, so a task may start child processes of its own, as
+    sandboxed protocols do. With the default ``forkserver``/``spawn`` start methods, a
+    script using this executor needs the usual ``if __name__ == "__main__":`` guard; a
+    script without one is told so in one line and its simulations run in this process.
+    """
+
+    def __init__(self, workers: int | None = None, *, start_method: str | None = None) -> None:
+        if workers is not None and workers < 1:
+            raise ConfigError(f"workers must be at least 1, got {workers}")
+        self.workers = workers or default_workers()
+        self.start_method = start_method or default_start_method()
+        if self.start_method not in multiprocessing.get_all_start_methods():
+            raise ConfigError(
+                f"start method {self.start_method!r} is not available here; choose from "
+                f"{', '.join(multiprocessing.get_all_start_methods())}"
+            )
+        self._pool: ProcessPoolExecutor | None = None
+        self._pool_lock = threading.Lock()  # runs from several threads share one pool
+        self._unguarded: str | None = None
+        if self.start_method != "fork":
+            self._unguarded = unguarded_main()
+            if self._unguarded is not None:
+                _say_unguarded(self._unguarded)
+
+    concurrent = True
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        with self._pool_lock:
+            return self._start_pool()
+
+    def _start_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            context = multiprocessing.get_context(self.start_method)
+            if self.start_method == "forkserver":
+                # Workers forked from the server start with the simulator already imported
+                # (no effect when start_worker_server has started it already).
+                context.set_forkserver_preload([WORKER_PRELOAD])
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=context,
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
+        return self._pool
+
+    def run(
+        self, tasks: Sequence[Task[R]], on_result: Callable[[R], None] | None = None
+    ) -> list[R]:
+        if self.workers == 1 or len(tasks) <= 1 or self._unguarded is not None:
+            return SerialExecutor().run(tasks, on_result)
+        packer = PayloadPacker()
+        payloads = [packer.pack(t) for t in tasks]
+        pool = self._get_pool()
+        futures: dict[Future[Any], int] = {}
+        try:
+            for k, p in enumerate(payloads):
+                futures[pool.submit(run_payload, p, [packer.blobs[key] for key in p.keys])] = k
+            results: list[Any] = [None] * len(tasks)
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                # Report in task order among those that finished together, for stable output.
+                for future in sorted(done, key=futures.__getitem__):
+                    result = future.result()
+                    results[futures[future]] = result
+                    if on_result is not None:
+                        on_result(result)
+            return results
+        except BrokenProcessPool as err:
+            self._pool = None
+            raise RuntimeError(
+                f"a worker process died unexpectedly (out of memory or killed?): {err}"
+            ) from err
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
