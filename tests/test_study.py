@@ -193,3 +193,36 @@ def test_a_folder_that_is_not_a_study_is_refused(tmp_path: Path) -> None:
         run_study(out, config)
     with pytest.raises(ConfigError, match="not a study folder"):
         study_status(out)
+
+
+def test_stage_timings_count_the_sessions_that_finished_a_stage() -> None:
+    from tpdisc.study.runner import stage_timings
+
+    def event(session: int, time: str, stage: str, kind: str, detail: str = "") -> dict:
+        return {
+            "session": session,
+            "time": f"2026-11-25T10:{time}+00:00",
+            "stage": stage,
+            "event": kind,
+            "detail": detail,
+        }
+
+    events = [
+        event(1, "00:00", "baselines", "started"),
+        event(1, "00:30", "baselines", "finished", "300 simulations this session"),
+        event(1, "00:30", "search", "started"),  # killed inside the stage
+        event(2, "10:00", "baselines", "skipped", "done in an earlier session"),
+        event(2, "10:00", "search", "resumed"),
+        event(2, "12:05", "search", "finished", "1020 simulations this session"),
+    ]
+    timings = stage_timings(events)
+    assert timings["baselines"].seconds == 30 and timings["baselines"].simulations == 300
+    assert timings["search"].seconds == 125 and timings["search"].simulations == 1020
+    assert set(timings) == {"baselines", "search"}
+
+
+def test_status_says_how_long_each_done_stage_took(tiny_study: Path) -> None:
+    done = [s for s in study_status(tiny_study) if s.state == "done" and s.name != "report"]
+    assert done
+    for status in done:
+        assert " simulations)" in status.detail and "finished" in status.detail

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,35 @@ def run_study(
 
 
 @dataclass(frozen=True)
+class StageTiming:
+    """The wall time a stage took and the simulations it ran, over the sessions that
+    finished it (a session killed inside a stage counts neither its time nor its
+    simulations: what it stored was reused, so the finishing session ran less)."""
+
+    seconds: float
+    simulations: int
+
+
+def stage_timings(events: list[dict[str, Any]]) -> dict[str, StageTiming]:
+    """Each finished stage's timing, from a study's ``events`` (:meth:`StudyStore.events`)."""
+    began: dict[tuple[int, str], datetime] = {}
+    out: dict[str, StageTiming] = {}
+    for event in events:
+        key = (event["session"], event["stage"])
+        when = datetime.fromisoformat(event["time"])
+        if event["event"] in ("started", "resumed"):
+            began[key] = when
+        elif event["event"] == "finished" and key in began:
+            sims = int(event["detail"].split()[0]) if event["detail"][:1].isdigit() else 0
+            earlier = out.get(event["stage"], StageTiming(0.0, 0))
+            out[event["stage"]] = StageTiming(
+                earlier.seconds + (when - began.pop(key)).total_seconds(),
+                earlier.simulations + sims,
+            )
+    return out
+
+
+@dataclass(frozen=True)
 class StageStatus:
     name: str
     state: str  # done, running or interrupted, pending
@@ -170,13 +200,20 @@ def study_status(out: Path) -> list[StageStatus]:
     with StudyStore(folder.database) as store:
         events = store.events()
         counts = {name: store.count(name) for name in ("baselines", "best", "generalization")}
+    timings = stage_timings(events)
     out_list = []
     for name in STAGE_NAMES:
         mine = [e for e in events if e["stage"] == name and e["event"] != "skipped"]
         if folder.result(name).is_file():
             finished = [e for e in mine if e["event"] == "finished"]
             when = finished[-1]["time"] if finished else "?"
-            out_list.append(StageStatus(name, "done", f"finished {when}"))
+            timing = timings.get(name)
+            took = (
+                f" ({_duration(timing.seconds)}, {timing.simulations:,} simulations)"
+                if timing is not None
+                else ""
+            )
+            out_list.append(StageStatus(name, "done", f"finished {when}{took}"))
             continue
         state = "started" if mine else "pending"
         out_list.append(StageStatus(name, state, _progress_detail(name, config, folder, counts)))
@@ -212,3 +249,8 @@ def _progress_detail(
     if name == "generalization":
         return f"{counts[name]} simulations stored"
     return "results stored per protocol in the runs' archives"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
