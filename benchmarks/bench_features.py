@@ -6,23 +6,70 @@ run serially with ``record_log=True``; then the 23 features of SPEC §6 from tho
 transmission, grouping, pooling), timed alone, in one process. The stochastic baseline
 is the heaviest routing (20 memories to every agent every step); paired is the default.
 
+Then what logging costs a simulation (issue 28: at most 1.5 times an unlogged one,
+extraction included): the same seeds run without and with ``record_log``, alternately,
+with each agent type, and the features extracted from each logged one.
+
     python benchmarks/bench_features.py [--record] [--repeat 3]
 """
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 import time
 
 from benchlib import ROOT, full_domain, load, parser, report, timed
 
 from tpdisc.analysis.features import extract_result, feature_values, pool
+from tpdisc.domain.variants import Domain
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.sim.config import SimConfig
+from tpdisc.sim.evaluate import prepare_simulation
 from tpdisc.sim.game import run_simulation
 
 SIMS, AGENTS, STEPS = 30, 10, 150
 BASELINES = ("stochastic", "paired")
+RATIO_SIMS = 10
+RATIO_LIMIT = 1.5
+
+
+def logging_cost(domain: Domain) -> list[str]:
+    """Per agent type and protocol: unlogged and logged simulation, extraction, ratio."""
+    lines = [
+        "",
+        f"Logged against unlogged, {RATIO_SIMS} seeds each, run alternately in one process "
+        f"(medians per simulation; issue 28's limit: {RATIO_LIMIT}×); {load()}.",
+        "",
+        "| agents | protocol | unlogged | logged | extraction | (logged + extraction) / unlogged |",
+        "|---|---|---|---|---|---|",
+    ]
+    for agent_type in ("empowerment", "stochastic"):
+        config = SimConfig(n_agents=AGENTS, n_steps=STEPS, agent_type=agent_type)
+        prepare_simulation(domain, config)
+        for baseline in BASELINES:
+            protocol = BaselineProtocol(baseline)
+            run_simulation(domain, config, protocol, 0)  # warm: kernels, tables
+            plain, logged, extraction = [], [], []
+            for seed in range(RATIO_SIMS):
+                t0 = time.perf_counter()
+                run_simulation(domain, config, protocol, seed)
+                t1 = time.perf_counter()
+                result = run_simulation(domain, config, protocol, seed, record_log=True)
+                t2 = time.perf_counter()
+                feature_values([result])
+                t3 = time.perf_counter()
+                plain.append(t1 - t0)
+                logged.append(t2 - t1)
+                extraction.append(t3 - t2)
+            a, b, c = (statistics.median(x) for x in (plain, logged, extraction))
+            ratio = (b + c) / a
+            mark = "" if ratio <= RATIO_LIMIT else " (over the limit)"
+            lines.append(
+                f"| {agent_type} | {baseline} | {1000 * a:.1f} ms | {1000 * b:.1f} ms "
+                f"| {1000 * c:.1f} ms | **{ratio:.2f}×**{mark} |"
+            )
+    return lines
 
 
 def commit() -> str:
@@ -81,6 +128,7 @@ def main() -> None:
         "and every agent's attempts (`SimResult.history`); extraction is what "
         "`feature_values` adds on top.",
     ]
+    lines += logging_cost(domain)
     report("bench_features", "Behavioural feature extraction", lines, args.record)
 
 
