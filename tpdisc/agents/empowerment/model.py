@@ -75,7 +75,7 @@ class EmpowermentModel:
     - ``success``: P(success) as the prior's link model gives it (``prior``; it was trained
       on successes oversampled to match failures, as Brändle et al.'s was), or corrected
       back to the share of pairs that succeed in the prior's graph (``base-rate``: its odds
-      times π / (1 − π), about 1 in 70 for Little Alchemy 2).
+      times π / (1 − π), about 1 in 75 for Little Alchemy 2).
     - ``fallback``: when no candidate is worth anything, choose uniformly among the
       candidates whose outcome the agent does not know (``untried``) or among all (``any``).
     - ``prior``: the prior's backend and seed.
