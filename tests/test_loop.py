@@ -15,7 +15,7 @@ from tpdisc.executors.serial import SerialExecutor
 from tpdisc.llm_client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.loop import SearchLoop, open_run_dir
+from tpdisc.search.loop import RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import PromptSettings
 from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.selection import contrasts, thompson_parent
@@ -237,12 +237,13 @@ def test_spending_cap_stops_the_run_and_a_higher_cap_resumes_it(tmp_path, toy_gr
             assert loop.run().completed == 6
 
 
-def test_endpoint_down_stops_without_losing_anything(tmp_path, toy_graph) -> None:
+def run_until_the_endpoint_fails(tmp_path, toy_graph, **settings) -> RunSummary:
+    """A run whose endpoint answers twice, then only 503s."""
     config = replace(
         TINY,
-        iterations=4,
         proposer="llm",
         llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
+        **settings,
     )
     good = ProtocolAuthor(faults=False)
 
@@ -256,7 +257,11 @@ def test_endpoint_down_stops_without_losing_anything(tmp_path, toy_graph) -> Non
         with SearchLoop(
             run_dir, config, make_domain(toy_graph), proposer, SerialExecutor()
         ) as loop:
-            summary = loop.run()
+            return loop.run()
+
+
+def test_endpoint_down_stops_without_losing_anything(tmp_path, toy_graph) -> None:
+    summary = run_until_the_endpoint_fails(tmp_path, toy_graph, iterations=4)
     assert summary.completed == 2 and "endpoint keeps failing" in summary.stopped
     assert "503" in summary.stopped
 
@@ -330,24 +335,5 @@ def test_a_repeat_inside_a_batch_is_a_duplicate_scored_once(tmp_path, toy_graph)
 
 
 def test_a_failing_endpoint_inside_a_batch_keeps_what_was_proposed(tmp_path, toy_graph) -> None:
-    config = replace(
-        TINY,
-        iterations=6,
-        batch=4,
-        proposer="llm",
-        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake"),
-    )
-    good = ProtocolAuthor(faults=False)
-
-    def flaky(request):
-        return good(request) if request.number < 2 else Reply.error(503, "maintenance")
-
-    with FakeChatServer(flaky) as server:
-        run_dir = tmp_path / "r"
-        config = open_run_dir(run_dir, config, {})
-        proposer = llm_proposer(server, config, max_retries=2)
-        with SearchLoop(
-            run_dir, config, make_domain(toy_graph), proposer, SerialExecutor()
-        ) as loop:
-            summary = loop.run()
+    summary = run_until_the_endpoint_fails(tmp_path, toy_graph, iterations=6, batch=4)
     assert summary.completed == 2 and "endpoint keeps failing" in summary.stopped
