@@ -17,7 +17,7 @@ from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import EvaluationConfig
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
