@@ -113,6 +113,14 @@ def with_value(data: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]
     return copy
 
 
+def section(data: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    """The mapping at the dotted ``path`` of nested ``data`` (None where there is none)."""
+    found: Any = data
+    for key in path.split("."):
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else None
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The settings in a YAML file, as written (defaults not filled in); the file is
     untrusted input, read through :mod:`tpdisc.yamlsafe`."""
