@@ -164,3 +164,9 @@ def test_a_resumed_run_prices_its_own_model(tmp_path) -> None:
     SearchConfig().save(offline / CONFIG_FILE)
     with pytest.raises(ConfigError, match="an LLM cannot join it"):
         resolve_config(offline, given(base_url="http://x/v1", model="m"), write=False)
+
+
+def test_a_price_is_for_the_whole_model_name_dots_and_all(tmp_path) -> None:
+    options = given(base_url="http://x/v1", model="gpt-4.1", price_output=8.0)
+    config, _ = resolve_config(tmp_path / "run", options, write=False)
+    assert config.llm is not None and config.llm.prices == {"gpt-4.1": ModelPrice(0.0, 8.0)}

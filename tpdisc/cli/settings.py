@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import typer
 
 from tpdisc.cli.options import NEEDS, Opt
-from tpdisc.config_tree import decode, encode, flatten, read_yaml, section, with_value
+from tpdisc.config_tree import decode, encode, flatten, merged, read_yaml, section, with_value
 from tpdisc.errors import ConfigError
 from tpdisc.sim.config import anchor_protocols
 
@@ -54,8 +54,8 @@ class Options:
             known.update(flatten(data))
             for spec in given:
                 if "{" in str(spec.path):
-                    path = _filled(str(spec.path), known, self.specs)
-                    data = with_value(data, path, encode(self._setting(spec)))
+                    keys = _filled(str(spec.path), known, self.specs)
+                    data = merged(data, _nested(keys, encode(self._setting(spec))))
             known.update(flatten(data))
             for needs in NEEDS:
                 if set(needs.options) & names and not set(needs.paths) <= set(known):
@@ -71,9 +71,7 @@ class Options:
         data = dict(base) if base is not None else self.file_settings()
         if "empowerment_model" in self.given:
             data = _without_model_choices(data)
-        for path, value in flatten(self.overrides(data)).items():
-            data = with_value(data, path, value)
-        return data
+        return merged(data, self.overrides(data))
 
     def file_settings(self) -> dict[str, Any]:
         """The ``--config`` file's settings; its protocol paths relative to its folder."""
@@ -153,19 +151,27 @@ def _source(context: typer.Context, name: str) -> str | None:
     return source.name if source is not None else None
 
 
-def _filled(path: str, known: Mapping[str, Any], specs: Sequence[Opt]) -> str:
-    """``path`` with each ``{setting}`` replaced by that setting's value in ``known``."""
+def _filled(path: str, known: Mapping[str, Any], specs: Sequence[Opt]) -> list[str]:
+    """The keys of ``path``, each ``{setting}`` replaced by that setting's value in
+    ``known`` (one key, whatever it holds: model names have dots)."""
+    keys = []
+    for key in re.split(r"\.(?![^{]*\})", path):
+        if key.startswith("{") and key.endswith("}"):
+            found = known.get(key[1:-1])
+            if found is None:
+                needing = [_flag(s) for s in specs if key in str(s.path)]
+                setting = [_flag(s) for s in specs if s.path == key[1:-1]]
+                verb = "needs" if len(needing) == 1 else "need"
+                raise ConfigError(f"{' and '.join(needing)} {verb} {' or '.join(setting)}")
+            key = str(found)
+        keys.append(key)
+    return keys
 
-    def value(match: re.Match[str]) -> str:
-        found = known.get(match.group(1))
-        if found is None:
-            needing = [_flag(s) for s in specs if match.group(0) in str(s.path)]
-            setting = [_flag(s) for s in specs if s.path == match.group(1)]
-            verb = "needs" if len(needing) == 1 else "need"
-            raise ConfigError(f"{' and '.join(needing)} {verb} {' or '.join(setting)}")
-        return str(found)
 
-    return re.sub(r"\{([^}]*)\}", value, path)
+def _nested(keys: Sequence[str], value: Any) -> dict[str, Any]:
+    for key in reversed(keys):
+        value = {key: value}
+    return value
 
 
 def _flag(spec: Opt) -> str:
