@@ -1,4 +1,5 @@
-"""Shared fixtures: small hand-made recipe graphs, and the real one where configured."""
+"""Shared fixtures: small hand-made recipe graphs, and the real one where configured; the
+markers of the slow groups of tests."""
 
 from __future__ import annotations
 
@@ -31,6 +32,29 @@ TOY = {
         "island": {"id": 15, "recipes": [["island", "water"]]},
     }
 }
+
+
+# The slow groups, by file (``pytest -m "not browser and not ray"`` leaves two out); each
+# marker is described in pyproject.toml.
+SLOW_GROUPS: dict[str, tuple[str, ...]] = {
+    "browser": ("report/test_browser.py", "study/test_browser.py"),
+    "ray": ("executors/test_ray.py",),
+    "numba": ("agents/test_compiled.py", "executors/test_worker_server.py", "cli/test_entry.py"),
+    "prior": ("agents/empowerment/prior/test_build.py", "agents/empowerment/prior/test_store.py"),
+}
+_GROUP_OF = {path: marker for marker, paths in SLOW_GROUPS.items() for path in paths}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        try:
+            path = item.path.relative_to(here).as_posix()
+        except ValueError:
+            continue
+        marker = _GROUP_OF.get(path)
+        if marker is not None:
+            item.add_marker(marker)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tpdisc.config_tree import decode, dump_yaml, encode, flatten, read_yaml, with_value, write_yaml
+from tpdisc.config_tree import (
+    decode,
+    dump_yaml,
+    encode,
+    flatten,
+    merged,
+    read_yaml,
+    with_value,
+    write_yaml,
+)
 from tpdisc.errors import ConfigError
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 
@@ -94,3 +103,12 @@ def test_the_default_evaluation_prints_and_reads_back() -> None:
 
     text = dump_yaml(EvaluationConfig())
     assert decode(EvaluationConfig, yaml.safe_load(text)) == EvaluationConfig()
+
+
+def test_merged_puts_nested_settings_in_and_takes_keys_whole() -> None:
+    base = {"sim": {"n_steps": 5, "params": {"p_social": 0.5}}, "llm": None}
+    changes = {"sim": {"params": {"beta": 2.0}}, "llm": {"prices": {"gpt-4.1": {"input": 1}}}}
+    assert merged(base, changes) == {
+        "sim": {"n_steps": 5, "params": {"p_social": 0.5, "beta": 2.0}},
+        "llm": {"prices": {"gpt-4.1": {"input": 1}}},
+    }

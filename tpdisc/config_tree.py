@@ -113,6 +113,28 @@ def with_value(data: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]
     return copy
 
 
+def merged(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with every setting of the nested ``changes`` put in: a mapping is merged
+    into the one it meets, anything else replaces what is there. Keys are taken whole (a
+    model's name may hold dots)."""
+    out = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, Mapping) and value:
+            inner = out.get(key)
+            out[key] = merged(inner if isinstance(inner, Mapping) else {}, value)
+        else:
+            out[key] = value
+    return out
+
+
+def section(data: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    """The mapping at the dotted ``path`` of nested ``data`` (None where there is none)."""
+    found: Any = data
+    for key in path.split("."):
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else None
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The settings in a YAML file, as written (defaults not filled in); the file is
     untrusted input, read through :mod:`tpdisc.yamlsafe`."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpdisc.config_tree import decode, encode_fields
 from tpdisc.errors import ConfigError, TpdiscError
 
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
@@ -50,6 +51,18 @@ class ModelPrice:
                 f"prices must not be negative, got {self.input_per_million}/"
                 f"{self.output_per_million}"
             )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"input": self.input_per_million, "output": self.output_per_million}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "price") -> ModelPrice:
+        """The file's form: ``{input: dollars, output: dollars}`` per million tokens."""
+        if set(map(str, data)) - {"input", "output"}:
+            raise ConfigError(
+                f"{where}: expected {{input: dollars, output: dollars}} per million tokens"
+            )
+        return decode(cls, {f"{side}_per_million": value for side, value in data.items()}, where)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (
@@ -106,35 +119,13 @@ class LLMConfig:
         return self.prices.get(self.model, ModelPrice())
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            name: getattr(self, name) for name in self.__dataclass_fields__ if name != "prices"
-        }
-        data["prices"] = {
-            model: {"input": p.input_per_million, "output": p.output_per_million}
-            for model, p in self.prices.items()
-        }
+        data = encode_fields(self)
+        data["prices"] = data.pop("prices")  # last, as files have it
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "llm") -> LLMConfig:
-        data = dict(data)
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
-        prices: dict[str, ModelPrice] = {}
-        for model, price in (data.pop("prices", None) or {}).items():
-            if not isinstance(price, Mapping) or set(price) - {"input", "output"}:
-                raise ConfigError(
-                    f"{where}.prices.{model}: expected {{input: dollars, output: dollars}} "
-                    "per million tokens"
-                )
-            prices[str(model)] = ModelPrice(
-                float(price.get("input", 0.0)), float(price.get("output", 0.0))
-            )
-        try:
-            return cls(prices=prices, **data)
-        except TypeError as err:
-            raise ConfigError(f"{where}: {err}") from None
+        return decode(cls, data, where)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ cache: the first run on a machine compiles them, in a few seconds, and every lat
 loads them, in about 0.25 s, at the first call of a kernel). Each kernel has a reference
 in numpy or plain Python that makes the same choices bit for bit; ``TPDISC_REFERENCE=1``
 (or an agent built with ``reference=True``) runs that instead, and
-``tests/test_compiled.py`` compares the two.
+``tests/agents/test_compiled.py`` compares the two.
 
 Where the cache goes: ``__pycache__`` beside the kernels' modules, or, when the package's
 folder is read-only, numba's user-wide cache (``~/.cache/numba``); ``NUMBA_CACHE_DIR``

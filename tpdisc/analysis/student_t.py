@@ -3,7 +3,7 @@
 Every ``evaluate`` and ``compare`` prints one-sided Welch p-values. Importing
 ``scipy.stats`` and ``statsmodels`` for them took about 0.7 s, more than a 30-simulation
 evaluation itself, so the two functions these tables need are computed here with the
-standard library; ``tests/test_student_t.py`` holds them to scipy and statsmodels.
+standard library; ``tests/analysis/test_student_t.py`` holds them to scipy and statsmodels.
 """
 
 from __future__ import annotations

@@ -23,15 +23,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tpdisc.cli.evaluate import TrustedOpt
 from tpdisc.cli.options import (
     EXECUTOR_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    SIM_OPTIONS,
+    PROTOCOL_GROUPS,
+    JsonOutOpt,
     Opt,
     RecipesOpt,
-    SeedOpt,
 )
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, with_options
@@ -57,10 +54,6 @@ class AnalyzeSettings:
 RunDirsArg = Annotated[
     list[Path],
     typer.Argument(help="Run directories of tpdisc evolve.", metavar="RUN_DIR", show_default=False),
-]
-JsonOpt = Annotated[
-    Path | None,
-    typer.Option("--json", help="Write the results as JSON to this file.", show_default=False),
 ]
 PlotOpt = Annotated[
     Path | None,
@@ -105,13 +98,10 @@ TargetSimsOpt = Annotated[
         show_default=False,
     ),
 ]
-TARGET_OPTIONS: tuple[Opt, ...] = (
-    Opt("sims", TargetSimsOpt, "sims"),
-    Opt("seed", SeedOpt, "seed"),
-    Opt("trusted", TrustedOpt, "trusted"),
-)
-# What features and volume share with evaluate: every option of the simulation.
-TARGET_GROUPS = (TARGET_OPTIONS, SIM_OPTIONS, LLM_AGENT_OPTIONS, SANDBOX_OPTIONS, EXECUTOR_OPTIONS)
+TARGET_OPTIONS: tuple[Opt, ...] = (Opt("sims", TargetSimsOpt, "sims"),)
+# What features and volume share with evaluate and generalize: every option of the
+# simulation, the first seed and --trusted.
+TARGET_GROUPS = (TARGET_OPTIONS, *PROTOCOL_GROUPS)
 
 
 def _evaluation_defaults() -> Any:
@@ -218,7 +208,7 @@ def ablation_cmd(
     steps: StepsOpt = None,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
-    json_out: JsonOpt = None,
+    json_out: JsonOutOpt = None,
     plot: PlotOpt = None,
     *,
     options: Options,
@@ -273,7 +263,7 @@ def volume_cmd(
     targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
-    json_out: JsonOpt = None,
+    json_out: JsonOutOpt = None,
     plot: PlotOpt = None,
     *,
     options: Options,
@@ -307,7 +297,7 @@ def features_cmd(
     targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
-    json_out: JsonOpt = None,
+    json_out: JsonOutOpt = None,
     plot: PlotOpt = None,
     *,
     options: Options,

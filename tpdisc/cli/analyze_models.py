@@ -13,22 +13,18 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tpdisc.cli.evaluate import TrustedOpt
 from tpdisc.cli.options import (
     CONFIG_OPTIONS,
-    EXECUTOR_OPTIONS,
     LLM_AGENT,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    SIM_OPTIONS,
+    PROTOCOL_GROUPS,
+    JsonOutOpt,
     Opt,
     RecipesOpt,
-    SeedOpt,
     SimsOpt,
 )
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, print_yaml, with_options
-from tpdisc.config_tree import flatten
+from tpdisc.config_tree import section
 
 __all__ = ["embeddings_cmd", "generalize_cmd", "register"]
 
@@ -67,10 +63,6 @@ SettingsOpt = Annotated[
         show_default=False,
     ),
 ]
-JsonOutOpt = Annotated[
-    Path | None,
-    typer.Option("--json", help="Write the results to this JSON file.", show_default=False),
-]
 GeneralizePlotOpt = Annotated[
     Path | None,
     typer.Option(
@@ -81,8 +73,6 @@ GeneralizePlotOpt = Annotated[
 ]
 GENERALIZE_OPTIONS: tuple[Opt, ...] = (
     Opt("sims", SimsOpt, "sims"),
-    Opt("seed", SeedOpt, "seed"),
-    Opt("trusted", TrustedOpt, "trusted"),
     Opt("recipes", RecipesOpt, "recipes"),
 )
 
@@ -97,10 +87,7 @@ def _defaults() -> Any:
 @with_options(
     CONFIG_OPTIONS,
     GENERALIZE_OPTIONS,
-    SIM_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    EXECUTOR_OPTIONS,
+    *PROTOCOL_GROUPS,
     defaults=_defaults(),
 )
 def generalize_cmd(
@@ -165,22 +152,7 @@ def generalize_cmd(
 
 def _llm_settings(options: Options) -> dict[str, Any]:
     """The LLM agents' settings of the ``--config`` file and the options, as a mapping."""
-    merged = options.settings()
-    prefix = LLM_AGENT + "."
-    found: dict[str, Any] = {}
-    for path, value in flatten(merged).items():
-        if path.startswith(prefix):
-            found = _nested(found, path[len(prefix) :].split("."), value)
-    return found
-
-
-def _nested(data: dict[str, Any], keys: list[str], value: Any) -> dict[str, Any]:
-    out = dict(data)
-    if len(keys) == 1:
-        out[keys[0]] = value
-    else:
-        out[keys[0]] = _nested(dict(out.get(keys[0], {})), keys[1:], value)
-    return out
+    return dict(section(options.settings(), LLM_AGENT) or {})
 
 
 @contextmanager

@@ -13,15 +13,11 @@ from rich.table import Table
 
 from tpdisc.cli.options import (
     CONFIG_OPTIONS,
-    EXECUTOR_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    SIM_OPTIONS,
+    PROTOCOL_GROUPS,
     DropoutSeedOpt,
     MaxDepthOpt,
     Opt,
     RecipesOpt,
-    SeedOpt,
     SimsOpt,
 )
 from tpdisc.cli.output import console, err_console, user_errors
@@ -100,29 +96,12 @@ ReferenceOpt = Annotated[
         show_default=False,
     ),
 ]
-TrustedOpt = Annotated[
-    bool,
-    typer.Option(
-        "--trusted",
-        help="Run protocol files in this process instead of the sandbox. UNSAFE: only "
-        "for code you wrote or have read.",
-    ),
-]
 EVALUATION_OPTIONS: tuple[Opt, ...] = (
     Opt("sims", SimsOpt, "sims"),
-    Opt("seed", SeedOpt, "seed"),
     Opt("ablate", AblateOpt, "ablate"),
-    Opt("trusted", TrustedOpt, "trusted"),
     Opt("recipes", RecipesOpt, "recipes"),
 )
-EVALUATE_GROUPS = (
-    CONFIG_OPTIONS,
-    EVALUATION_OPTIONS,
-    SIM_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    EXECUTOR_OPTIONS,
-)
+EVALUATE_GROUPS = (CONFIG_OPTIONS, EVALUATION_OPTIONS, *PROTOCOL_GROUPS)
 
 
 @user_errors

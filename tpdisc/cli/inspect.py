@@ -9,16 +9,11 @@ from typing import Annotated
 
 import typer
 
-from tpdisc.cli.evaluate import TrustedOpt
 from tpdisc.cli.options import (
     CONFIG_OPTIONS,
-    EXECUTOR_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    SIM_OPTIONS,
+    PROTOCOL_GROUPS,
     Opt,
     RecipesOpt,
-    SeedOpt,
     SimsOpt,
 )
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
@@ -32,18 +27,9 @@ from tpdisc.sim.provenance import provenance
 INSPECT_SIMS = 5
 INSPECT_OPTIONS: tuple[Opt, ...] = (
     Opt("sims", SimsOpt, "sims"),
-    Opt("seed", SeedOpt, "seed"),
-    Opt("trusted", TrustedOpt, "trusted"),
     Opt("recipes", RecipesOpt, "recipes"),
 )
-INSPECT_GROUPS = (
-    CONFIG_OPTIONS,
-    INSPECT_OPTIONS,
-    SIM_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    EXECUTOR_OPTIONS,
-)
+INSPECT_GROUPS = (CONFIG_OPTIONS, INSPECT_OPTIONS, *PROTOCOL_GROUPS)
 
 
 @user_errors

@@ -7,6 +7,8 @@ classes.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -221,6 +223,54 @@ LLMPriceOutOpt = Annotated[
         show_default=False,
     ),
 ]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1. Without it (and "
+        "--model) the offline proposer runs.",
+        show_default=False,
+    ),
+]
+ModelNameOpt = Annotated[
+    str | None, typer.Option("--model", help="Chat model name.", show_default=False)
+]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="Environment variable holding the API key (default: OPENAI_API_KEY); the "
+        "key itself is never stored or logged.",
+        show_default=False,
+    ),
+]
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0.0,
+        help="Stop when the run has spent this many US dollars.",
+        show_default=False,
+    ),
+]
+PriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-input",
+        min=0.0,
+        help="Price of --model: dollars per million prompt tokens.",
+        show_default=False,
+    ),
+]
+PriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-output",
+        min=0.0,
+        help="Price of --model: dollars per million completion tokens.",
+        show_default=False,
+    ),
+]
 ConfigFileOpt = Annotated[
     Path | None,
     typer.Option(
@@ -240,15 +290,44 @@ PrintConfigOpt = Annotated[
 ]
 
 
+TrustedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trusted",
+        help="Run protocol files in this process instead of the sandbox. UNSAFE: only "
+        "for code you wrote or have read.",
+    ),
+]
+JsonOutOpt = Annotated[
+    Path | None,
+    typer.Option("--json", help="Write the results as JSON to this file.", show_default=False),
+]
+
+
 @dataclass(frozen=True)
 class Opt:
     """One command-line option, declared once: its typer declaration, and the place in the
-    config tree (a dotted path, as in the YAML file) that its value sets when given."""
+    config tree (a dotted path, as in the YAML file) that its value sets when given.
+
+    A part of the path in braces is the value of the setting it names (prices are per
+    model: ``llm.prices.{llm.model}.input``); ``setting`` makes the value set from the
+    option's (a flag that turns a setting off)."""
 
     name: str
     annotation: Any
     path: str | None = None
     default: Any = None  # shown in --help when the path has no value in the default tree
+    setting: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Needs:
+    """Settings that any option of ``options`` cannot do without: when one is given, the
+    settings (the file's and the options') must hold every path of ``paths``."""
+
+    options: tuple[str, ...]
+    paths: tuple[str, ...]
+    message: str
 
 
 def _sim(name: str, annotation: Any, path: str, default: Any = None) -> Opt:
@@ -271,6 +350,7 @@ SIM_OPTIONS: tuple[Opt, ...] = (
     _sim("dropout_seed", DropoutSeedOpt, "variant.dropout_seed"),
 )
 LLM_AGENT = "sim.params.llm"
+LLM_MODEL = f"{LLM_AGENT}.client.model"
 LLM_AGENT_OPTIONS: tuple[Opt, ...] = (
     Opt("llm_base_url", LLMBaseUrlOpt, f"{LLM_AGENT}.client.base_url"),
     Opt("llm_model", LLMModelOpt, f"{LLM_AGENT}.client.model"),
@@ -278,10 +358,30 @@ LLM_AGENT_OPTIONS: tuple[Opt, ...] = (
     Opt("llm_concurrency", LLMConcurrencyOpt, f"{LLM_AGENT}.concurrency", 8),
     Opt("llm_temperature", LLMTemperatureOpt, f"{LLM_AGENT}.client.temperature"),
     Opt("llm_cache", LLMCacheOpt, f"{LLM_AGENT}.cache_path"),
-    # Set by hand in cli/settings.py: the flag negates the setting, prices are per model.
-    Opt("llm_no_cache", LLMNoCacheOpt, None, False),
-    Opt("llm_price_input", LLMPriceInOpt),
-    Opt("llm_price_output", LLMPriceOutOpt),
+    Opt("llm_no_cache", LLMNoCacheOpt, f"{LLM_AGENT}.cache", False, operator.not_),
+    Opt("llm_price_input", LLMPriceInOpt, f"{LLM_AGENT}.client.prices.{{{LLM_MODEL}}}.input"),
+    Opt("llm_price_output", LLMPriceOutOpt, f"{LLM_AGENT}.client.prices.{{{LLM_MODEL}}}.output"),
+)
+# The search's own model, which writes protocols (``tpdisc evolve``).
+SEARCH_LLM_OPTIONS: tuple[Opt, ...] = (
+    Opt("base_url", BaseUrlOpt, "llm.base_url"),
+    Opt("model", ModelNameOpt, "llm.model"),
+    Opt("api_key_env", ApiKeyEnvOpt, "llm.api_key_env"),
+    Opt("max_cost", MaxCostOpt, "llm.max_cost"),
+    Opt("price_input", PriceInOpt, "llm.prices.{llm.model}.input"),
+    Opt("price_output", PriceOutOpt, "llm.prices.{llm.model}.output"),
+)
+NEEDS: tuple[Needs, ...] = (
+    Needs(
+        tuple(spec.name for spec in LLM_AGENT_OPTIONS),
+        (f"{LLM_AGENT}.client.base_url", LLM_MODEL),
+        "LLM agents need both --llm-base-url and --llm-model",
+    ),
+    Needs(
+        tuple(spec.name for spec in SEARCH_LLM_OPTIONS),
+        ("llm.base_url", "llm.model"),
+        "an LLM needs both --base-url and --model",
+    ),
 )
 EXECUTOR_OPTIONS: tuple[Opt, ...] = (
     Opt("executor", ExecutorOpt, "executor.kind"),
@@ -296,3 +396,18 @@ CONFIG_OPTIONS: tuple[Opt, ...] = (
     Opt("config_file", ConfigFileOpt),
     Opt("print_config", PrintConfigOpt, None, False),
 )
+# Every option of a simulation: what the commands that simulate take (evaluate, compare,
+# inspect, evolve and the analyses).
+SIMULATION_GROUPS: tuple[tuple[Opt, ...], ...] = (
+    SIM_OPTIONS,
+    LLM_AGENT_OPTIONS,
+    SANDBOX_OPTIONS,
+    EXECUTOR_OPTIONS,
+)
+# What the commands that simulate given protocols (evaluate, compare, inspect, and the
+# analyses features, volume and generalize) take besides their own options.
+PROTOCOL_OPTIONS: tuple[Opt, ...] = (
+    Opt("seed", SeedOpt, "seed"),
+    Opt("trusted", TrustedOpt, "trusted"),
+)
+PROTOCOL_GROUPS: tuple[tuple[Opt, ...], ...] = (PROTOCOL_OPTIONS, *SIMULATION_GROUPS)

@@ -11,6 +11,7 @@ import typer
 from tpdisc.cli.options import RecipesOpt
 from tpdisc.cli.output import console, user_errors
 from tpdisc.domain.data import default_graph
+from tpdisc.errors import ConfigError
 
 prior_app = typer.Typer(
     help="The empowerment agents' prior: cross-validated P(success) and P(result) per pair.",
@@ -30,16 +31,19 @@ def prior_build_cmd(
             "'fasttext:PATH' (.vec or .bin), 'minilm' (needs the extra tpdisc[sentence]).",
         ),
     ] = "ngram",
-    seed: Annotated[
+    prior_seed: Annotated[
         int,
         typer.Option(
-            "--seed",
+            "--prior-seed",
             min=0,
             help="Seed of the cross-validation folds and the models' initialisation: each "
-            "seed gives a different, equally good prior (simulations pick one with "
-            "--prior-seed). The same data, backend, settings and seed give the same bytes.",
+            "seed gives a different, equally good prior (simulations pick one with the same "
+            "option). The same data, backend, settings and seed give the same bytes.",
         ),
     ] = 0,
+    old_seed: Annotated[
+        int | None, typer.Option("--seed", min=0, hidden=True, show_default=False)
+    ] = None,  # the option's earlier name, still read
     recipes: RecipesOpt = None,
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Build again even if a sound cached prior exists.")
@@ -50,7 +54,11 @@ def prior_build_cmd(
     from tpdisc.agents.empowerment.prior.report import quality_table
     from tpdisc.agents.empowerment.prior.store import ensure_prior, fingerprint
 
-    settings = PriorSettings(seed=seed)
+    if old_seed is not None:
+        if prior_seed != 0 and prior_seed != old_seed:
+            raise ConfigError("--seed is the old name of --prior-seed: give one of them")
+        prior_seed = old_seed
+    settings = PriorSettings(seed=prior_seed)
     prior, path = ensure_prior(default_graph(recipes), backend, settings, rebuild=rebuild)
     row = {**prior.meta, "path": str(path), "fingerprint": fingerprint(prior.meta)}
     console.print(quality_table([row], "Prior (held-out quality)"))

@@ -16,9 +16,8 @@ from rich.console import Console
 from tpdisc.cli.options import (
     CONFIG_OPTIONS,
     EXECUTOR_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    SIM_OPTIONS,
+    SEARCH_LLM_OPTIONS,
+    SIMULATION_GROUPS,
     Opt,
     RecipesOpt,
 )
@@ -149,10 +148,8 @@ def rescore_and_report(
 @with_options(
     CONFIG_OPTIONS,
     SEARCH_OPTIONS,
-    SIM_OPTIONS,
-    LLM_AGENT_OPTIONS,
-    SANDBOX_OPTIONS,
-    EXECUTOR_OPTIONS,
+    SEARCH_LLM_OPTIONS,
+    *SIMULATION_GROUPS,
     defaults=SearchConfig(),
 )
 def evolve_cmd(
@@ -163,43 +160,6 @@ def evolve_cmd(
             help="Run directory (archive.sqlite, config.yaml, best_fitness.png). An existing "
             "one is resumed: only --iterations, the LLM connection and the executor may "
             "change. Default: a new runs/evolve-DATE-TIME.",
-            show_default=False,
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1. Without it (and "
-            "--model) the offline proposer runs.",
-            show_default=False,
-        ),
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Chat model name.", show_default=False)] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(
-            help="Environment variable holding the API key (default: OPENAI_API_KEY); the "
-            "key itself is never stored or logged.",
-            show_default=False,
-        ),
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0, help="Stop when the run has spent this many US dollars.", show_default=False
-        ),
-    ] = None,
-    price_input: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0, help="Price of --model: dollars per million prompt tokens.", show_default=False
-        ),
-    ] = None,
-    price_output: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            help="Price of --model: dollars per million completion tokens.",
             show_default=False,
         ),
     ] = None,
@@ -222,13 +182,12 @@ def evolve_cmd(
     from tpdisc.search.archive import Archive
     from tpdisc.search.listing import table
     from tpdisc.search.progress import SearchProgress
-    from tpdisc.search.run import FIGURE_NAME, LLMOptions, default_run_dir, evolve, resolve_config
+    from tpdisc.search.run import FIGURE_NAME, default_run_dir, evolve, resolve_config
 
     run_dir = run_dir or default_run_dir()
-    llm = LLMOptions(base_url, model, api_key_env, max_cost, price_input, price_output)
     config_file = options["config_file"]
     dry = bool(options["print_config"])
-    config, resumed = resolve_config(run_dir, options.overrides(), llm, config_file, write=not dry)
+    config, resumed = resolve_config(run_dir, options, config_file, write=not dry)
     if dry:
         print_yaml(config)
         return

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 
-from tpdisc.cli.options import LLM_AGENT, Opt
-from tpdisc.config_tree import decode, encode, flatten, read_yaml, with_value
+from tpdisc.cli.options import NEEDS, Opt
+from tpdisc.config_tree import decode, encode, flatten, merged, read_yaml, section, with_value
 from tpdisc.errors import ConfigError
 from tpdisc.sim.config import anchor_protocols
 
@@ -36,22 +37,41 @@ class Options:
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
 
-    def overrides(self) -> dict[str, Any]:
-        """The settings the given options set, as a nested mapping (the file's form)."""
+    def overrides(self, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The settings the given options set, as a nested mapping (the file's form).
+
+        A path that names a setting in braces takes its value from these options over
+        ``base`` (default: the ``--config`` file's settings), as do the checks of
+        :data:`~tpdisc.cli.options.NEEDS`."""
+        given = [s for s in self.specs if s.path is not None and s.name in self.given]
         data: dict[str, Any] = {}
-        for spec in self.specs:
-            if spec.path is not None and spec.name in self.given:
-                data = with_value(data, spec.path, encode(self.values[spec.name]))
-        return _llm_agent_extras(self, data)
+        for spec in given:
+            if "{" not in str(spec.path):
+                data = with_value(data, str(spec.path), encode(self._setting(spec)))
+        names = {spec.name for spec in given}
+        if any("{" in str(s.path) for s in given) or any(set(n.options) & names for n in NEEDS):
+            known = flatten(base if base is not None else self.file_settings())
+            known.update(flatten(data))
+            for spec in given:
+                if "{" in str(spec.path):
+                    keys = _filled(str(spec.path), known, self.specs)
+                    data = merged(data, _nested(keys, encode(self._setting(spec))))
+            known.update(flatten(data))
+            for needs in NEEDS:
+                if set(needs.options) & names and not set(needs.paths) <= set(known):
+                    raise ConfigError(needs.message)
+        return data
+
+    def _setting(self, spec: Opt) -> Any:
+        value = self.values[spec.name]
+        return spec.setting(value) if spec.setting is not None else value
 
     def settings(self, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``base`` (default: the ``--config`` file, if any) with the given options applied."""
         data = dict(base) if base is not None else self.file_settings()
         if "empowerment_model" in self.given:
             data = _without_model_choices(data)
-        for path, value in flatten(self.overrides()).items():
-            data = with_value(data, path, value)
-        return data
+        return merged(data, self.overrides(data))
 
     def file_settings(self) -> dict[str, Any]:
         """The ``--config`` file's settings; its protocol paths relative to its folder."""
@@ -69,12 +89,10 @@ def _without_model_choices(data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` without the empowerment model's settings but its prior: a model named on
     the command line is that model, not the one a file (say, printed by --print-config)
     spelled out field by field."""
-    section: Any = data
-    for key in ("sim", "params", "empowerment"):
-        section = section.get(key) if isinstance(section, Mapping) else None
-    if not isinstance(section, Mapping):
+    model = section(data, "sim.params.empowerment")
+    if model is None:
         return dict(data)
-    kept = {k: v for k, v in section.items() if k == "prior"}
+    kept = {k: v for k, v in model.items() if k == "prior"}
     return with_value(data, "sim.params.empowerment", kept)
 
 
@@ -133,27 +151,31 @@ def _source(context: typer.Context, name: str) -> str | None:
     return source.name if source is not None else None
 
 
-def _llm_agent_extras(options: Options, data: dict[str, Any]) -> dict[str, Any]:
-    """The LLM agents' options that are not one setting each: ``--llm-no-cache`` negates
-    ``cache``, and the prices belong to the model in use."""
-    given = options.given
-    in_file = flatten(options.file_settings())
-    if "llm_no_cache" in given:
-        data = with_value(data, f"{LLM_AGENT}.cache", not options["llm_no_cache"])
-    prices = {"llm_price_input": "input", "llm_price_output": "output"}
-    if given & set(prices):
-        model = options["llm_model"] or in_file.get(f"{LLM_AGENT}.client.model")
-        if model is None:
-            raise ConfigError("--llm-price-input and --llm-price-output need --llm-model")
-        for name, side in prices.items():
-            if name in given:
-                path = f"{LLM_AGENT}.client.prices.{model}.{side}"
-                data = with_value(data, path, options[name])
-    if any(name.startswith("llm_") for name in given):
-        known = set(flatten(data)) | set(in_file)
-        if not {f"{LLM_AGENT}.client.base_url", f"{LLM_AGENT}.client.model"} <= known:
-            raise ConfigError("LLM agents need both --llm-base-url and --llm-model")
-    return data
+def _filled(path: str, known: Mapping[str, Any], specs: Sequence[Opt]) -> list[str]:
+    """The keys of ``path``, each ``{setting}`` replaced by that setting's value in
+    ``known`` (one key, whatever it holds: model names have dots)."""
+    keys = []
+    for key in re.split(r"\.(?![^{]*\})", path):
+        if key.startswith("{") and key.endswith("}"):
+            found = known.get(key[1:-1])
+            if found is None:
+                needing = [_flag(s) for s in specs if key in str(s.path)]
+                setting = [_flag(s) for s in specs if s.path == key[1:-1]]
+                verb = "needs" if len(needing) == 1 else "need"
+                raise ConfigError(f"{' and '.join(needing)} {verb} {' or '.join(setting)}")
+            key = str(found)
+        keys.append(key)
+    return keys
+
+
+def _nested(keys: Sequence[str], value: Any) -> dict[str, Any]:
+    for key in reversed(keys):
+        value = {key: value}
+    return value
+
+
+def _flag(spec: Opt) -> str:
+    return "--" + spec.name.replace("_", "-")
 
 
 def print_yaml(config: Any) -> None:

@@ -2,7 +2,7 @@
 
 :class:`CompiledEmpowermentAgent` is :class:`~tpdisc.agents.empowerment.agent.EmpowermentAgent`
 with each hot step done by one kernel of :mod:`tpdisc.agents.empowerment.kernels` instead
-of numpy: the same choices, bit for bit (``tests/test_compiled.py``), several times
+of numpy: the same choices, bit for bit (``tests/agents/test_compiled.py``), several times
 faster. :func:`make_agent` picks the class once per agent, so neither path branches on the
 other; simulations reach it through :meth:`CompiledEmpowermentAgent.from_context`, the
 ``empowerment`` agent type's entry.

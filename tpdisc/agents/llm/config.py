@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpdisc.config_tree import decode, encode_fields
 from tpdisc.domain.data import cache_dir
 from tpdisc.errors import ConfigError
 from tpdisc.llm_client import LLMConfig
@@ -50,23 +51,8 @@ class LLMAgentConfig:
         return Path(self.cache_path) if self.cache_path else cache_dir() / CACHE_FILE
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "client": self.client.to_dict(),
-            "concurrency": self.concurrency,
-            "cache": self.cache,
-            "cache_path": self.cache_path,
-        }
+        return encode_fields(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "llm") -> LLMAgentConfig:
-        data = dict(data)
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
-        if not isinstance(data.get("client"), Mapping):
-            raise ConfigError(f"{where}.client: expected the chat endpoint's settings")
-        client = LLMConfig.from_dict(data.pop("client"), f"{where}.client")
-        try:
-            return cls(client=client, **data)
-        except TypeError as err:
-            raise ConfigError(f"{where}: {err}") from None
+        return decode(cls, data, where)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.test_archive import row
+from tests.search.test_archive import row
 from tpdisc.analysis.store import AnalysisStore, SimSummary
 from tpdisc.cli import app
 from tpdisc.errors import ConfigError

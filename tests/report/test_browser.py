@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests import test_html_report
 from tests.chromium import BINARIES, check_site, chromium_path, launch
 from tests.conftest import TOY
+from tests.report import test_search_run
 from tpdisc.cli import app
 
 # The small search run (with a hostile protocol) the report tests build, as a fixture here.
-run_dir = test_html_report.run_dir
+run_dir = test_search_run.run_dir
 
 # A valid 1×1 PNG.
 PIXEL = bytes.fromhex(
@@ -249,7 +249,7 @@ def test_tpdisc_inspect_pages_have_no_problem(chromium: str, tmp_path: Path) -> 
     # real game's prior); the example protocol runs in the sandbox, as it would there.
     recipes = tmp_path / "toy.json"
     recipes.write_text(json.dumps(TOY))
-    example = Path(__file__).parent.parent / "examples" / "protocols" / "rarity_first.py"
+    example = Path(__file__).parent.parent.parent / "examples" / "protocols" / "rarity_first.py"
     out = tmp_path / "insp"
     fast = ["--sims", "3", "--steps", "12", "--agents", "5", "--agent-type", "stochastic"]
     args = [str(example), "stochastic", *fast, "--executor", "serial", "--recipes", str(recipes)]

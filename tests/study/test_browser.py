@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import test_browser
 from tests.chromium import check_site
+from tests.report import test_browser as report_browser
 
-chromium = test_browser.chromium
+chromium = report_browser.chromium
 
 SECTIONS = (
     "performance",

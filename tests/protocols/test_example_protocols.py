@@ -17,7 +17,7 @@ from tpdisc.sandbox import SandboxConfig, SandboxedSource, precheck, sandbox_sup
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "protocols"
+EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples" / "protocols"
 FILES = sorted(EXAMPLES.glob("*.py"))
 NEW = [p for p in FILES if p.stem != "state_aware"]
 BASE = ("air", "earth", "fire", "water")

@@ -11,7 +11,7 @@ import pytest
 
 from tpdisc.executors.worker_server import default_start_method
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 # A fresh process, since a process has a single forkserver whose preload is fixed once it
 # runs. The answer of each worker's first task, then of a worker without the early start.

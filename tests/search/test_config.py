@@ -8,10 +8,14 @@ import pytest
 
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.model import EmpowermentModel, PriorChoice, named_model
+from tpdisc.cli.options import SEARCH_LLM_OPTIONS
+from tpdisc.cli.settings import Options
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
 from tpdisc.llm_client import LLMConfig, ModelPrice
 from tpdisc.search.config import SearchConfig
+from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.search.run import resolve_config
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 
@@ -126,3 +130,43 @@ def test_resumed_run_may_extend_but_not_change_fitness_settings() -> None:
         config.resumed_with({"sim": {"params": {"empowerment": {"beta": 0.1}}}})
     elsewhere = config.resumed_with({"executor": ExecutorConfig("serial")})
     assert elsewhere.executor.kind == "serial" and elsewhere.sim == config.sim
+
+
+def given(**values: object) -> Options:
+    """The search's LLM options, as the command line gives them."""
+    return Options(values, frozenset(values), SEARCH_LLM_OPTIONS)
+
+
+def test_llm_options_set_the_llm_section_and_its_proposer(tmp_path) -> None:
+    options = given(base_url="http://x/v1", model="m", price_input=2.0, max_cost=1.0)
+    config, resumed = resolve_config(tmp_path / "run", options, write=False)
+    assert not resumed and config.proposer == "llm"
+    assert config.llm == LLMConfig(
+        "http://x/v1", "m", max_cost=1.0, prices={"m": ModelPrice(2.0, 0.0)}
+    )
+    offline, _ = resolve_config(tmp_path / "run", given(), write=False)
+    assert offline.proposer == "offline" and offline.llm is None
+    with pytest.raises(ConfigError, match="an LLM needs both --base-url and --model"):
+        resolve_config(tmp_path / "run", given(model="m"), write=False)
+
+
+def test_a_resumed_run_prices_its_own_model(tmp_path) -> None:
+    llm = LLMConfig("http://x/v1", "m", prices={"m": ModelPrice(1.0, 4.0)})
+    run = tmp_path / "run"
+    run.mkdir()
+    SearchConfig(proposer="llm", llm=llm).save(run / CONFIG_FILE)
+    config, resumed = resolve_config(run, given(price_input=2.0), write=False)
+    assert resumed and config.llm == replace(llm, prices={"m": ModelPrice(2.0, 4.0)})
+    moved, _ = resolve_config(run, given(base_url="http://y/v1"), write=False)
+    assert moved.llm == replace(llm, base_url="http://y/v1")
+    offline = tmp_path / "offline"
+    offline.mkdir()
+    SearchConfig().save(offline / CONFIG_FILE)
+    with pytest.raises(ConfigError, match="an LLM cannot join it"):
+        resolve_config(offline, given(base_url="http://x/v1", model="m"), write=False)
+
+
+def test_a_price_is_for_the_whole_model_name_dots_and_all(tmp_path) -> None:
+    options = given(base_url="http://x/v1", model="gpt-4.1", price_output=8.0)
+    config, _ = resolve_config(tmp_path / "run", options, write=False)
+    assert config.llm is not None and config.llm.prices == {"gpt-4.1": ModelPrice(0.0, 8.0)}

@@ -28,7 +28,7 @@ from tpdisc.cli.analyze_models import register
 from tpdisc.errors import ConfigError
 
 runner = CliRunner()
-EXAMPLES = Path(__file__).parents[1] / "examples" / "protocols"
+EXAMPLES = Path(__file__).parents[2] / "examples" / "protocols"
 
 
 def test_tokens_keep_code_and_drop_prose() -> None:

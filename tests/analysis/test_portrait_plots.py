@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_portrait import CONFIG, SEEDS, zero_to_one
+from tests.analysis.test_portrait import CONFIG, SEEDS, zero_to_one
 from tpdisc.analysis import portrait_plots as plots
 from tpdisc.analysis.portrait import build_portraits
 from tpdisc.domain.recipes import RecipeGraph

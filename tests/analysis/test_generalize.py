@@ -28,7 +28,7 @@ from tpdisc.llm_client import LLMConfig
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 
-EXAMPLES = Path(__file__).parents[1] / "examples" / "protocols"
+EXAMPLES = Path(__file__).parents[2] / "examples" / "protocols"
 BASE = EvaluationConfig(sims=3, sim=SimConfig(n_agents=10, n_steps=12))
 LLM = LLMAgentConfig(LLMConfig("http://localhost:1/v1", "toy-model"))
 

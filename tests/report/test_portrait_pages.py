@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tests.test_portrait import CONFIG, SEEDS, zero_to_one
+from tests.analysis.test_portrait import CONFIG, SEEDS, zero_to_one
 from tpdisc.analysis.portrait import build_portraits
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import VariantSpec, make_domain

@@ -10,8 +10,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from typer.testing import CliRunner
 
+from tests.cli.test_analyze import make_run
 from tests.conftest import TOY
-from tests.test_analyze import make_run
 from tpdisc.analysis.feature_study import (
     cohens_d,
     feature_study,

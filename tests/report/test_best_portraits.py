@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests import test_html_report
+from tests.report import test_search_run
 from tpdisc.analysis import portrait
 from tpdisc.cli import app
 from tpdisc.executors.make import make_executor
@@ -17,7 +17,7 @@ from tpdisc.report.portrait_pages import read_portrait
 from tpdisc.report.search_run import page_names
 from tpdisc.search.archive import Archive
 
-run_dir = test_html_report.run_dir
+run_dir = test_search_run.run_dir
 runner = CliRunner()
 
 

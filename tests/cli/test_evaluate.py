@@ -309,7 +309,7 @@ def test_bad_empowerment_options_are_one_line_errors(
 
 def test_evaluate_json_keeps_the_protocols_own_metrics(recipes: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    protocol = Path(__file__).resolve().parents[1] / "examples" / "protocols" / "state_aware.py"
+    protocol = Path(__file__).resolve().parents[2] / "examples" / "protocols" / "state_aware.py"
     result = evaluate(protocol, *FAST, "--recipes", recipes, "--json", out, "--trusted")
     assert result.exit_code == 0, result.output
     row = json.loads(out.read_text())["results"][0]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.analysis.test_portrait import ZERO_TO_ONE
 from tests.conftest import TOY
-from tests.test_portrait import ZERO_TO_ONE
 from tpdisc.analysis.features import feature_values
 from tpdisc.cli import app
 from tpdisc.domain.recipes import parse_wordcraft

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tests.test_study import TINY
+from tests.study.test_runner import TINY
 from tpdisc.cli import app
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.study.layout import StudyDir

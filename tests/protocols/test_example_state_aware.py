@@ -8,7 +8,7 @@ from tpdisc.protocols.loader import SourceProtocol, load_protocol_class
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import run_simulation
 
-PATH = Path(__file__).resolve().parent.parent / "examples" / "protocols" / "state_aware.py"
+PATH = Path(__file__).resolve().parent.parent.parent / "examples" / "protocols" / "state_aware.py"
 
 
 def make():  # type: ignore[no-untyped-def]

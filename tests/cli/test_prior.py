@@ -39,8 +39,9 @@ def test_prior_build_bad_backend(toy_file: Path) -> None:
 
 
 def test_prior_build_seed_is_listed_with_its_fingerprint(toy_file: Path) -> None:
-    for seed in ("0", "3"):
-        result = runner.invoke(app, ["prior", "build", "--recipes", str(toy_file), "--seed", seed])
+    # --prior-seed, as simulations name it; --seed, its old name, still works.
+    for flag, seed in (("--prior-seed", "0"), ("--seed", "3")):
+        result = runner.invoke(app, ["prior", "build", "--recipes", str(toy_file), flag, seed])
         assert result.exit_code == 0, result.output
     rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
     prints = {row["fingerprint"]["seed"]: row["fingerprint"] for row in rows}
@@ -62,3 +63,10 @@ def test_results_record_the_prior_fingerprint(toy_file: Path, tmp_path: Path) ->
     rows = json.loads(runner.invoke(app, ["prior", "show", "--json"]).output)
     assert [row["fingerprint"] for row in rows] == [printed]
     assert printed["seed"] == 2
+
+
+def test_prior_build_refuses_both_names_of_the_seed(toy_file: Path) -> None:
+    args = ["prior", "build", "--recipes", str(toy_file), "--prior-seed", "1", "--seed", "2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "--seed is the old name of --prior-seed" in result.output

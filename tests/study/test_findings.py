@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_best_portraits import best_page
-from tests.test_study_report import Page
+from tests.report.test_best_portraits import best_page
+from tests.study.test_report import Page
 from tests.tiny_study import keep_only, tiny_study
 from tpdisc.report import best_portraits
 from tpdisc.study.findings import findings
