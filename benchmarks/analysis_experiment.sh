@@ -2,9 +2,10 @@
 # The experiment of docs/analysis.md: five generation-only searches with the offline
 # proposer (60 iterations each: 300 protocols), then every analysis of `tpdisc analyze`.
 # Usage: TPDISC_RECIPES=PATH [MODEL=NAME] bash benchmarks/analysis_experiment.sh [OUT]
-# (about 45 min on 2 cores; an empty cache by default, so the prior is built first;
-# rerunning resumes). MODEL: the agents' --empowerment-model (default: calibrated; the
-# figures in docs/analysis.md are MODEL=previous's).
+# (68 min on 2 cores shared with other jobs, load 4-6; an empty cache by default, so the
+# prior is built first; rerunning resumes). MODEL: the agents' --empowerment-model
+# (default: calibrated, the model of the figures in docs/analysis.md; MODEL=previous gives
+# the earlier run it quotes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/analysis}
