@@ -78,10 +78,9 @@ SEARCH_OPTIONS: tuple[Opt, ...] = (
             int,
             typer.Option(
                 min=1,
-                help="Iterations proposed from the same archive and scored together, so "
-                "that every core keeps simulating while the slowest simulation of one "
-                "candidate finishes (1: each iteration sees all before it). A resumed run "
-                "may change it.",
+                help="Iterations proposed from the same archive and scored together, for "
+                "executors with more workers than one candidate has simulations (a Ray "
+                "cluster); 1: each iteration sees all before it. A resumed run may change it.",
             ),
         ],
         "batch",

@@ -127,8 +127,9 @@ class CandidateEvaluator:
     def score_many(self, candidates: Sequence[tuple[str, str]]) -> list[Scored]:
         """:meth:`score` for each ``(name, code)``, at once where the executor allows: each
         candidate's check and simulations run in a thread of their own, the simulations of
-        all of them sharing the workers, so no core waits for the slowest simulation of one
-        candidate. Each candidate still stops at its first failure, as alone."""
+        all of them sharing the workers (more in flight than one candidate has, for an
+        executor with many workers). Each candidate still stops at its first failure, as
+        alone."""
         if len(candidates) <= 1 or not self.executor.concurrent:
             return [self.score(name, code) for name, code in candidates]
         with ThreadPoolExecutor(len(candidates), thread_name_prefix="candidate") as threads:
