@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from tpdisc.domain.variants import make_domain
+from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
 from tpdisc.executors.process import ProcessExecutor
 from tpdisc.executors.serial import SerialExecutor
@@ -337,3 +339,15 @@ def test_a_repeat_inside_a_batch_is_a_duplicate_scored_once(tmp_path, toy_graph)
 def test_a_failing_endpoint_inside_a_batch_keeps_what_was_proposed(tmp_path, toy_graph) -> None:
     summary = run_until_the_endpoint_fails(tmp_path, toy_graph, iterations=6, batch=4)
     assert summary.completed == 2 and "endpoint keeps failing" in summary.stopped
+
+
+def test_a_second_search_in_the_same_folder_is_refused_in_one_line(tmp_path, toy_graph) -> None:
+    run_dir = tmp_path / "r"
+    config = open_run_dir(run_dir, TINY, {})
+    domain = make_domain(toy_graph)
+    with SearchLoop(run_dir, config, domain, OfflineProposer(), SerialExecutor()):
+        with pytest.raises(ConfigError, match="another search is running in this folder") as err:
+            SearchLoop(run_dir, config, domain, OfflineProposer(), SerialExecutor())
+        assert "\n" not in str(err.value) and f"pid {os.getpid()}" in str(err.value)
+    # the first has ended: the folder is free again
+    SearchLoop(run_dir, config, domain, OfflineProposer(), SerialExecutor()).close()

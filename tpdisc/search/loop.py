@@ -8,10 +8,13 @@ at any moment loses at most the iteration in progress, which the next run redoes
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -70,6 +73,32 @@ def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) ->
     return resolved
 
 
+LOCK_FILE = ".lock"
+
+
+def _hold_run_dir(run_dir: Path) -> IO[str]:
+    """An exclusive lock on the run folder for as long as the returned file stays open (the
+    system drops it when the process ends, however it ends): two searches writing one
+    archive would redo each other's iterations."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (held until close())
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise ConfigError(
+            f"{run_dir}: another search is running in this folder ({holder}); wait for it "
+            "to end, or give another --run-dir"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle
+
+
 @dataclass(frozen=True)
 class _Plan:
     """An iteration proposed but not yet scored."""
@@ -95,16 +124,26 @@ class SearchLoop:
         on_simulation: Callable[[], None] | None = None,
     ) -> None:
         self.run_dir = Path(run_dir)
+        self._lock = _hold_run_dir(self.run_dir)
         self.config = config
         self.domain = domain
         self.proposer = proposer
-        self.archive = Archive(self.run_dir / Archive.FILE_NAME)
+        try:
+            self.archive = Archive(self.run_dir / Archive.FILE_NAME)
+        except BaseException:
+            self._lock.close()
+            raise
         self.evaluator = CandidateEvaluator(domain, config, executor, on_simulation)
         self.on_event = on_event
-        self._check_recipes()
+        try:
+            self._check_recipes()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         self.archive.close()
+        self._lock.close()  # releases the run folder
 
     def __enter__(self) -> SearchLoop:
         return self
