@@ -46,12 +46,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from tpdisc.agents.base import FAILED, AgentParams
 from tpdisc.agents.empowerment.model import DEFAULT_MODEL, PriorChoice, named_model
 from tpdisc.agents.empowerment.tables import install_tables, shared_tables
 from tpdisc.agents.population import describe_agents
+from tpdisc.analysis.stats import welch_greater
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
@@ -287,14 +287,7 @@ def anchors_of(results: dict[str, Any], evolved: list[str], ablated: bool) -> di
     best = results[best_name]["mean"]
     gains = {p: results[p]["mean"] / best - 1 for p in evolved}
     worst_p = {
-        p: max(
-            float(
-                stats.ttest_ind(
-                    results[p]["final"], results[b]["final"], equal_var=False, alternative="greater"
-                ).pvalue
-            )
-            for b in STANDARD_BASELINES
-        )
+        p: max(welch_greater(results[p]["final"], results[b]["final"]) for b in STANDARD_BASELINES)
         for p in evolved
     }
     lo, hi = BASELINE_BAND

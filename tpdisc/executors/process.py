@@ -121,22 +121,19 @@ class ProcessExecutor(Executor):
 
     def _get_pool(self) -> ProcessPoolExecutor:
         with self._pool_lock:
-            return self._start_pool()
-
-    def _start_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            context = multiprocessing.get_context(self.start_method)
-            if self.start_method == "forkserver":
-                # Workers forked from the server start with the simulator already imported
-                # (no effect when start_worker_server has started it already).
-                context.set_forkserver_preload([WORKER_PRELOAD])
-            self._pool = ProcessPoolExecutor(
-                self.workers,
-                mp_context=context,
-                initializer=die_with_parent,
-                initargs=(os.getpid(),),
-            )
-        return self._pool
+            if self._pool is None:
+                context = multiprocessing.get_context(self.start_method)
+                if self.start_method == "forkserver":
+                    # Workers forked from the server start with the simulator already
+                    # imported (no effect when start_worker_server has started it already).
+                    context.set_forkserver_preload([WORKER_PRELOAD])
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=context,
+                    initializer=die_with_parent,
+                    initargs=(os.getpid(),),
+                )
+            return self._pool
 
     def run(
         self, tasks: Sequence[Task[R]], on_result: Callable[[R], None] | None = None

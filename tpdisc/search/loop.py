@@ -76,6 +76,11 @@ def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) ->
 LOCK_FILE = ".lock"
 
 
+def candidate_name(iteration: int, attempt: int) -> str:
+    """``i0012`` for an iteration's proposal, ``i0012r1`` for its first repair."""
+    return f"i{iteration:04d}" + (f"r{attempt}" if attempt else "")
+
+
 def _hold_run_dir(run_dir: Path) -> IO[str]:
     """An exclusive lock on the run folder for as long as the returned file stays open (the
     system drops it when the process ends, however it ends): two searches writing one
@@ -267,9 +272,8 @@ class SearchLoop:
         self, request: ProposalRequest, attempt: int, proposal: Proposal, status: str
     ) -> Candidate:
         reply = proposal.reply
-        name = f"i{request.iteration:04d}" + (f"r{attempt}" if attempt else "")
         return Candidate(
-            name=name,
+            name=candidate_name(request.iteration, attempt),
             iteration=request.iteration,
             attempt=attempt,
             mode=request.mode if attempt == 0 else "repair",
@@ -361,9 +365,8 @@ class SearchLoop:
                 continue
             seen.add(code)
             todo.append(plan)
-        names = [self._row(p.request, 0, p.proposal, "invalid").name for p in todo]
         scores = self.evaluator.score_many(
-            [(name, p.proposal.code or "") for name, p in zip(names, todo, strict=True)]
+            [(candidate_name(p.iteration, 0), p.proposal.code or "") for p in todo]
         )
         first = {p.iteration: scored for p, scored in zip(todo, scores, strict=True)}
         for plan in plans:
