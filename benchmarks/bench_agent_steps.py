@@ -26,7 +26,7 @@ AGENTS, STEPS = 10, 150
 # What a step is made of, in order, and where each part lives.
 PARTS: dict[str, tuple[Any, str]] = {
     "agents choose": (Game, "choose"),
-    "attempts": (Game, "attempt"),
+    "attempts": (Game, "attempts"),
     "state views": (Game, "agent_states"),
     "protocol": (InProcessRunner, "share"),
     "validation": (game_module, "validate_exchanges"),

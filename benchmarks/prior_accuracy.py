@@ -58,11 +58,10 @@ def record(seeds: int, recipes: str | None) -> list[Snapshot]:
     table = pair_index_table(graph.n_elements)
     shots: list[Snapshot] = []
     for seed in range(seeds):
-        game = Game(domain, config, seed, record_log=False)
+        game = Game(domain, config, seed)
         protocol = BaselineProtocol("paired").open(config.n_agents, config.n_steps, seed)
         for step in range(config.n_steps):
-            for agent_id, (a, b) in enumerate(game.choose()):
-                game.attempt(agent_id, a, b)
+            game.attempts(step, game.choose())
             if step in STEPS_RECORDED:
                 for agent in game.agents[:3]:
                     assert isinstance(agent, EmpowermentAgent)

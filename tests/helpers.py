@@ -108,7 +108,7 @@ class ObjectProtocol(ProtocolSpec):
         return InProcessRunner(self.name, self.factory(n_agents, n_steps, seed))
 
 
-class Recorder:
+class StateSpy:
     """Wraps a protocol object and keeps a deep copy of every ``agent_states`` it was given."""
 
     def __init__(self, inner: Any) -> None:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.helpers import FixedRouting, ObjectProtocol, Recorder, ScriptedAgent, register_agent
+from tests.helpers import FixedRouting, ObjectProtocol, ScriptedAgent, StateSpy, register_agent
 from tpdisc.agents.population import (
     AGENT_TYPES,
     agent_factory,
@@ -64,14 +64,14 @@ def test_mixed_population_plays_each_type_in_its_seat(
     monkeypatch.setattr(ScriptedAgent, "instances", [])
     config = SimConfig.with_population("stochastic:1,scripted:1,stochastic:1,scripted:1", n_steps=6)
     assert config.n_agents == 4
-    recorders: list[Recorder] = []
+    spied: list[StateSpy] = []
 
-    def factory(n: int, t: int, s: int) -> Recorder:
-        recorders.append(Recorder(FixedRouting({})))
-        return recorders[-1]
+    def factory(n: int, t: int, s: int) -> StateSpy:
+        spied.append(StateSpy(FixedRouting({})))
+        return spied[-1]
 
     run_simulation(make_domain(toy_graph), config, ObjectProtocol("none", factory), 0)
-    memories = recorders[0].seen[-1]
+    memories = spied[0].seen[-1]
     assert [a.agent_id for a in ScriptedAgent.instances] == [1, 3]
     assert set(memories[1]["memories"]) == {("air", "air", "pressure")}
     assert set(memories[3]["memories"]) == {("fire", "fire", "energy")}

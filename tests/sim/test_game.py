@@ -12,9 +12,9 @@ import pytest
 from tests.helpers import (
     FixedRouting,
     ObjectProtocol,
-    Recorder,
     ScriptedAgent,
     SpyAgent,
+    StateSpy,
     register_agent,
 )
 from tpdisc.agents.base import FAILED
@@ -46,15 +46,15 @@ def scripted(monkeypatch: pytest.MonkeyPatch, script: dict[int, list[tuple[str, 
     monkeypatch.setattr(ScriptedAgent, "instances", [])
 
 
-def recorded(inner: object) -> tuple[ObjectProtocol, list[Recorder]]:
-    """A protocol spec around ``inner`` whose recorders (one per simulation) are returned."""
-    recorders: list[Recorder] = []
+def recorded(inner: object) -> tuple[ObjectProtocol, list[StateSpy]]:
+    """A protocol spec around ``inner`` whose state spies (one per simulation) are returned."""
+    spied: list[StateSpy] = []
 
-    def factory(n_agents: int, n_steps: int, seed: int) -> Recorder:
-        recorders.append(Recorder(inner))
-        return recorders[-1]
+    def factory(n_agents: int, n_steps: int, seed: int) -> StateSpy:
+        spied.append(StateSpy(inner))
+        return spied[-1]
 
-    return ObjectProtocol("recorded", factory), recorders
+    return ObjectProtocol("recorded", factory), spied
 
 
 def stochastic(n_agents: int, n_steps: int, **kwargs: object) -> SimConfig:
@@ -70,9 +70,9 @@ def all_to_all(n: int) -> FixedRouting:
 
 def test_coverage_curve_counts_distinct_elements_of_all_inventories(toy: Domain) -> None:
     n, steps = 4, 25
-    protocol, recorders = recorded(all_to_all(n))
+    protocol, spied = recorded(all_to_all(n))
     result = run_simulation(toy, stochastic(n, steps), protocol, seed=3)
-    seen = recorders[0].seen
+    seen = spied[0].seen
     assert len(result.curve) == steps + 1 == len(seen) + 1
     # Before the first step: the four base elements, which count.
     assert result.curve[0] == 4
@@ -98,9 +98,9 @@ def test_coverage_starts_from_pooled_start_sets(toy_graph: RecipeGraph) -> None:
 
 def test_start_inventories_follow_the_domain(toy_graph: RecipeGraph) -> None:
     hetero = make_domain(toy_graph, VariantSpec("heterogeneous"))
-    protocol, recorders = recorded(FixedRouting({}))
+    protocol, spied = recorded(FixedRouting({}))
     run_simulation(hetero, stochastic(8, 1), protocol, 0)
-    states = recorders[0].seen[0]
+    states = spied[0].seen[0]
     for i in range(8):
         start = {toy_graph.names[e] for e in hetero.start_inventory(i)}
         assert set(states[i]["inventory"][:2]) == start
@@ -114,9 +114,9 @@ def test_start_inventories_follow_the_domain(toy_graph: RecipeGraph) -> None:
 
 def test_only_own_successes_enter_inventories(toy: Domain) -> None:
     n, steps = 4, 30
-    protocol, recorders = recorded(all_to_all(n))
+    protocol, spied = recorded(all_to_all(n))
     run_simulation(toy, stochastic(n, steps), protocol, seed=1)
-    seen = recorders[0].seen
+    seen = spied[0].seen
     told_but_not_owned = 0
     for t, states in enumerate(seen):
         for i, state in states.items():
@@ -135,9 +135,9 @@ def test_only_own_successes_enter_inventories(toy: Domain) -> None:
 
 
 def test_an_agent_gains_at_most_one_element_per_step(toy: Domain) -> None:
-    protocol, recorders = recorded(all_to_all(3))
+    protocol, spied = recorded(all_to_all(3))
     run_simulation(toy, stochastic(3, 30), protocol, seed=2)
-    for before, after in zip(recorders[0].seen, recorders[0].seen[1:], strict=False):
+    for before, after in zip(spied[0].seen, spied[0].seen[1:], strict=False):
         for i in before:
             assert 0 <= len(after[i]["inventory"]) - len(before[i]["inventory"]) <= 1
 
@@ -205,10 +205,10 @@ def test_borrowed_element_usable_next_step_only(
         def share_memories(self, i_step: int, agent_states: AgentStates) -> dict:
             return {1: [(0, 0)]} if i_step == 0 else {}
 
-    protocol, recorders = recorded(FirstStepOnly())
+    protocol, spied = recorded(FirstStepOnly())
     config = SimConfig(n_agents=2, n_steps=2, agent_type="scripted")
     run_simulation(toy, config, protocol, seed=0)
-    inventory = recorders[0].seen[1][1]["inventory"]
+    inventory = spied[0].seen[1][1]["inventory"]
     assert "lava" not in inventory  # borrowing is not owning
     assert {"stone", "obsidian"} & set(inventory)  # but the borrowed lava was usable
 
@@ -301,11 +301,11 @@ def test_bottleneck_limit_is_configurable(toy: Domain) -> None:
 
 def attempts(toy: Domain, monkeypatch: pytest.MonkeyPatch, plan: list[tuple[str, str]], seed: int):
     scripted(monkeypatch, {0: plan})
-    protocol, recorders = recorded(FixedRouting({}))
+    protocol, spied = recorded(FixedRouting({}))
     run_simulation(
         toy, SimConfig(n_agents=1, n_steps=len(plan), agent_type="scripted"), protocol, seed
     )
-    return recorders[0].seen[-1][0]
+    return spied[0].seen[-1][0]
 
 
 def test_pair_with_several_results_gives_one_per_attempt(
@@ -490,9 +490,9 @@ def test_protocol_logs_are_returned(toy: Domain) -> None:
 
 def test_log_and_schedule_agree_with_what_was_sent(toy: Domain) -> None:
     n, steps = 5, 12
-    protocol, recorders = recorded(Stochastic(n, steps, seed=0))
+    protocol, spied = recorded(Stochastic(n, steps, seed=0))
     result = run_simulation(toy, stochastic(n, steps), protocol, 0, record_log=True)
-    log, seen = result.log, recorders[0].seen
+    log, seen = result.log, spied[0].seen
     assert log is not None and len(result.schedule.steps) == steps
     names = toy.graph.names
     per_transfer: Counter[tuple[int, int, int]] = Counter()

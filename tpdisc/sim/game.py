@@ -13,7 +13,8 @@ Coverage counts the distinct elements in the union of all inventories, *includin
 start elements (four in the full game): it is 4 before the first step.
 
 Each result also carries mechanism numbers per agent type (inventory size, success rate,
-remake fractions, Jaccard distance, union), defined in :mod:`tpdisc.sim.mechanism`.
+remake fractions, Jaccard distance, union), defined in :mod:`tpdisc.sim.mechanism`. The
+game only plays; what is measured is kept by recorders (:mod:`tpdisc.sim.recorders`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,15 @@ from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
-from tpdisc.sim.mechanism import Mechanism, summarise
+from tpdisc.sim.mechanism import Mechanism
+from tpdisc.sim.recorders import (
+    Delivery,
+    HistoryRecorder,
+    LogRecorder,
+    MechanismRecorder,
+    Recorder,
+    ScheduleRecorder,
+)
 
 
 @dataclass
@@ -87,9 +96,19 @@ def build_agents(domain: Domain, config: SimConfig) -> list[Agent]:
 
 
 class Game:
-    """The mutable state of one simulation; :func:`run_simulation` drives it."""
+    """The mutable state of one simulation and its rules; :func:`run_simulation` drives it.
 
-    def __init__(self, domain: Domain, config: SimConfig, seed: int, record_log: bool) -> None:
+    What is measured along the way is not kept here: each step, the game tells its
+    ``recorders`` (:mod:`tpdisc.sim.recorders`) the attempts and then the deliveries.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        config: SimConfig,
+        seed: int,
+        recorders: Sequence[Recorder] = (),
+    ) -> None:
         self.graph = domain.graph
         self.config = config
         self.names = self.graph.names
@@ -97,33 +116,16 @@ class Game:
         self.kinds = agent_kinds(config.agents)
         self.agents = build_agents(domain, config)
         starts = [domain.start_inventory(i) for i in range(config.n_agents)]
-        self.n_start = [len(s) for s in starts]
         self.starts = tuple(tuple(int(e) for e in s) for s in starts)
-        self.record_history = record_log
+        self.recorders = list(recorders)
         self.states = [AgentState.start(self.graph.n_elements, s) for s in starts]
         self.inventory_names: list[list[str]] = [[self.names[e] for e in s] for s in starts]
         self.memory_names: list[list[tuple[str, str, str | None]]] = [[] for _ in starts]
-        # Pairs as ints (lo · n + hi): cheaper to make and hash than tuples, once per memory.
-        self.n = self.graph.n_elements
-        self.tried: list[set[int]] = [set() for _ in starts]
         self.social: list[list[int]] = [[] for _ in starts]
         self.discovered = np.zeros(self.graph.n_elements, dtype=bool)
         for s in starts:
             self.discovered[list(s)] = True
         self.coverage = int(self.discovered.sum())
-        self.schedule = Schedule()
-        self.log: TransmissionLog | ParquetLogWriter | None = (
-            TransmissionLog() if record_log else None
-        )
-        self.received = 0
-        self.novel_received = 0
-        # Mechanism counters, kept as the game goes so the summary needs no replay: what
-        # each agent was told worked (pairs, results) and how often it re-made it.
-        self.successes = [0] * config.n_agents
-        self.remakes = [0] * config.n_agents
-        self.result_remakes = [0] * config.n_agents
-        self.received_pairs: list[set[int]] = [set() for _ in starts]
-        self.received_results: list[set[int]] = [set() for _ in starts]
         groups: dict[type[Agent], list[int]] = {}
         for i, agent in enumerate(self.agents):
             groups.setdefault(type(agent), []).append(i)
@@ -150,7 +152,13 @@ class Game:
                 choices[i] = pair
         return choices
 
-    def attempt(self, agent_id: int, a: int, b: int) -> None:
+    def attempts(self, step: int, choices: Sequence[tuple[int, int]]) -> None:
+        """Every agent attempts its chosen pair; the recorders hear of them together."""
+        memories = [self.attempt(agent_id, a, b) for agent_id, (a, b) in enumerate(choices)]
+        for recorder in self.recorders:
+            recorder.attempted(step, memories)
+
+    def attempt(self, agent_id: int, a: int, b: int) -> Memory:
         state = self.states[agent_id]
         owned, names = state.owned, self.names
         if not (owned[a] and owned[b]):
@@ -181,16 +189,8 @@ class Game:
             self.memory_names[agent_id].append((names[a], names[b], names[result]))
         memory: Memory = (a, b, result)
         state.memories.append(memory)
-        key = a * self.n + b if a <= b else b * self.n + a
-        self.tried[agent_id].add(key)
-        # Delivery comes after the attempts of a step: these sets hold earlier steps only.
-        if key in self.received_pairs[agent_id]:
-            self.remakes[agent_id] += 1
-        if result != FAILED:
-            self.successes[agent_id] += 1
-            if result in self.received_results[agent_id]:
-                self.result_remakes[agent_id] += 1
         self.agents[agent_id].observe_own(a, b, result)
+        return memory
 
     def agent_states(self) -> AgentStates:
         """Read-only snapshots of this step, made without copying (the same cost at step 1000
@@ -202,10 +202,10 @@ class Game:
             )
         }
 
-    def deliver(self, step: int, exchanges: dict[int, list[tuple[int, int]]]) -> None:
-        self.schedule.record(exchanges)
-        limit, n, states = self.config.bottleneck, self.n, self.states
+    def deliver(self, step: int, exchanges: Exchanges) -> None:
+        limit, states = self.config.bottleneck, self.states
         new_social: list[list[int]] = [[] for _ in self.agents]
+        deliveries: list[Delivery] = []
         for learner in sorted(exchanges):
             entries = exchanges[learner]
             sent = [states[teacher].memories[index] for teacher, index in entries]
@@ -216,48 +216,18 @@ class Game:
                 mask[self.rng.choice(len(sent), size=limit, replace=False)] = True
                 kept = mask.tolist()
                 memories = [m for m, keep in zip(sent, kept, strict=True) if keep]
-            if self.log is not None:
-                self.log.extend(step, learner, entries, sent, kept)
+            deliveries.append(Delivery(learner, entries, sent, kept, memories))
             elements: dict[int, None] = {}
-            tried = self.tried[learner]
-            pairs = self.received_pairs[learner]
-            results = self.received_results[learner]
-            novel = 0
             for a, b, r in memories:
                 elements[a] = elements[b] = None
-                key = a * n + b if a <= b else b * n + a
                 if r != FAILED:
                     elements[r] = None
-                    pairs.add(key)
-                    results.add(r)
-                if key not in tried:
-                    novel += 1
-            self.novel_received += novel
-            self.received += len(memories)
             new_social[learner] = list(elements)
             if memories:
                 self.agents[learner].observe_received(memories)
         self.social = new_social
-
-    def history(self) -> AttemptHistory | None:
-        """The attempts of the whole game (tuples of the memory lists the game already
-        holds: nothing is copied per step), when the log is recorded."""
-        if not self.record_history:
-            return None
-        return AttemptHistory(
-            self.graph.n_elements, self.starts, tuple(tuple(s.memories) for s in self.states)
-        )
-
-    def mechanism(self) -> Mechanism:
-        return summarise(
-            self.kinds,
-            [s.inventory for s in self.states],
-            self.n_start,
-            [len(s.memories) for s in self.states],  # one memory per attempt
-            self.successes,
-            self.remakes,
-            self.result_remakes,
-        )
+        for recorder in self.recorders:
+            recorder.delivered(step, exchanges, deliveries)
 
 
 def run_simulation(
@@ -269,36 +239,65 @@ def run_simulation(
     record_log: bool = False,
     log_path: str | Path | None = None,
     on_step: Callable[[int, int], None] | None = None,
+    recorders: Sequence[Recorder] = (),
 ) -> SimResult:
     """Play one game of ``config.n_steps`` steps under ``protocol``; reproducible from seed.
 
     ``record_log`` keeps the transmission log in ``SimResult.log`` and every agent's attempts
     in ``SimResult.history``; ``log_path`` streams the log to that Parquet file instead (with
-    element names), holding none of it in memory.
+    element names), holding none of it in memory. ``recorders`` watch the game beside the
+    standard ones (:mod:`tpdisc.sim.recorders`); they are told of every step.
     """
-    game = Game(domain, config, seed, record_log)
-    writer = None
+    game = Game(domain, config, seed)
+    schedule = ScheduleRecorder()
+    counters = MechanismRecorder(game.kinds, game.starts, game.graph.n_elements)
+    game.recorders += [schedule, counters]
+    log: TransmissionLog | None = None
+    history: HistoryRecorder | None = None
+    writer: ParquetLogWriter | None = None
     if log_path is not None:
         writer = ParquetLogWriter(log_path, domain.graph.names)
-        game.log = writer
+        game.recorders.append(LogRecorder(writer))
+    elif record_log:
+        log = TransmissionLog()
+        game.recorders.append(LogRecorder(log))
+    if record_log:
+        history = HistoryRecorder(game.graph.n_elements, game.starts)
+        game.recorders.append(history)
+    game.recorders += recorders
     try:
-        result = _play(game, config, protocol, seed, on_step)
+        curve, protocol_logs = _play(game, config, protocol, on_step)
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
     if writer is not None:
         writer.close()
-    return result
+    stats: dict[str, float] = {}
+    for agent in game.agents:
+        for key, value in agent.stats().items():
+            stats[key] = stats.get(key, 0.0) + value
+    return SimResult(
+        seed=seed,
+        curve=curve,
+        schedule=schedule.schedule,
+        log=log,
+        protocol_logs=protocol_logs,
+        received=counters.received,
+        novel_received=counters.novel_received,
+        agent_stats=stats,
+        mechanism=counters.mechanism([s.inventory for s in game.states]),
+        history=history.history() if history is not None else None,
+    )
 
 
 def _play(
     game: Game,
     config: SimConfig,
     protocol: ProtocolSpec,
-    seed: int,
     on_step: Callable[[int, int], None] | None,
-) -> SimResult:
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """The step loop: the coverage curve and the protocol's own logs."""
     curve = [game.coverage]
     with protocol.open(config.n_agents, config.n_steps, game.protocol_seed) as runner:
         # A sandboxed runner bounds the host's work per step by what delivery can use;
@@ -307,8 +306,7 @@ def _play(
         if callable(limit_exchanges):
             limit_exchanges(config.bottleneck * config.n_agents)
         for step in range(config.n_steps):
-            for agent_id, (a, b) in enumerate(game.choose()):
-                game.attempt(agent_id, a, b)
+            game.attempts(step, game.choose())
             raw = runner.share(step, game.agent_states())
             if runner.canonical:
                 exchanges = cast(Exchanges, raw)
@@ -323,23 +321,7 @@ def _play(
             curve.append(game.coverage)
             if on_step is not None:
                 on_step(step, game.coverage)
-        protocol_logs = runner.logs()
-    stats: dict[str, float] = {}
-    for agent in game.agents:
-        for key, value in agent.stats().items():
-            stats[key] = stats.get(key, 0.0) + value
-    return SimResult(
-        seed=seed,
-        curve=curve,
-        schedule=game.schedule,
-        log=game.log if isinstance(game.log, TransmissionLog) else None,
-        protocol_logs=protocol_logs,
-        received=game.received,
-        novel_received=game.novel_received,
-        agent_stats=stats,
-        mechanism=game.mechanism(),
-        history=game.history(),
-    )
+        return curve, runner.logs()
 
 
 def final_coverages(results: Sequence[SimResult]) -> list[int]:

@@ -1,0 +1,155 @@
+"""What is measured while a game plays, kept apart from the game's rules.
+
+The game (:mod:`tpdisc.sim.game`) tells each of its recorders, once per step, the attempts
+its agents made and then the memories it delivered; a recorder keeps what it measures and
+never changes the game. A new measure is a new recorder passed to
+:func:`~tpdisc.sim.game.run_simulation`: the loop stays as it is.
+
+Every simulation has a :class:`ScheduleRecorder` and a :class:`MechanismRecorder`; a
+logged one adds a :class:`LogRecorder` (in memory or streamed to Parquet) and, in memory,
+a :class:`HistoryRecorder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
+from tpdisc.agents.base import FAILED, Memory
+from tpdisc.protocols.exchanges import Exchanges
+from tpdisc.protocols.schedule import Schedule
+from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
+from tpdisc.sim.mechanism import Mechanism, summarise
+
+
+class Delivery(NamedTuple):
+    """The memories one learner was routed at one step."""
+
+    learner: int
+    entries: Sequence[tuple[int, int]]  # (teacher, memory index), as the protocol routed them
+    sent: Sequence[Memory]  # the memories those entries name
+    kept: Sequence[bool] | None  # which of them passed the bottleneck; None: all did
+    memories: Sequence[Memory]  # those that passed, in order
+
+
+class Recorder(Protocol):
+    """Watches a game. Within a step, :meth:`attempted` comes before :meth:`delivered`."""
+
+    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
+        """Agent ``i``'s attempt at ``step`` is ``memories[i]`` (result -1: it failed)."""
+
+    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
+        """What the protocol routed at ``step``, and what each learner was given, in order of
+        learner."""
+
+
+class ScheduleRecorder:
+    """Who sent how many memories to whom (:class:`~tpdisc.protocols.schedule.Schedule`)."""
+
+    def __init__(self) -> None:
+        self.schedule = Schedule()
+
+    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
+        pass
+
+    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
+        self.schedule.record(exchanges)
+
+
+class MechanismRecorder:
+    """The counters behind the mechanism numbers (:mod:`tpdisc.sim.mechanism`) and the
+    received memories, kept as the game goes so that the summary needs no replay."""
+
+    def __init__(self, kinds: Sequence[str], starts: Sequence[Sequence[int]], n_elements: int):
+        n_agents = len(starts)
+        self.kinds = list(kinds)
+        self.n_start = [len(s) for s in starts]
+        self.n = n_elements
+        self.attempts = [0] * n_agents
+        self.successes = [0] * n_agents
+        self.remakes = [0] * n_agents
+        self.result_remakes = [0] * n_agents
+        self.tried: list[set[int]] = [set() for _ in range(n_agents)]
+        # What each agent was told worked, in earlier steps: pairs and results.
+        self.received_pairs: list[set[int]] = [set() for _ in range(n_agents)]
+        self.received_results: list[set[int]] = [set() for _ in range(n_agents)]
+        self.received = 0  # memories that passed the bottleneck, all agents together
+        self.novel_received = 0  # of those, memories of pairs the learner had not tried
+
+    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
+        n = self.n
+        for agent, (a, b, result) in enumerate(memories):
+            # Pairs as ints (lo · n + hi): cheaper to make and hash than tuples.
+            key = a * n + b if a <= b else b * n + a
+            self.attempts[agent] += 1
+            self.tried[agent].add(key)
+            if key in self.received_pairs[agent]:
+                self.remakes[agent] += 1
+            if result != FAILED:
+                self.successes[agent] += 1
+                if result in self.received_results[agent]:
+                    self.result_remakes[agent] += 1
+
+    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
+        n = self.n
+        for delivery in deliveries:
+            learner = delivery.learner
+            tried = self.tried[learner]
+            pairs = self.received_pairs[learner]
+            results = self.received_results[learner]
+            novel = 0
+            for a, b, r in delivery.memories:
+                key = a * n + b if a <= b else b * n + a
+                if r != FAILED:
+                    pairs.add(key)
+                    results.add(r)
+                if key not in tried:
+                    novel += 1
+            self.novel_received += novel
+            self.received += len(delivery.memories)
+
+    def mechanism(self, inventories: Sequence[Sequence[int]]) -> Mechanism:
+        """The numbers per agent type, given every agent's final inventory."""
+        return summarise(
+            self.kinds,
+            inventories,
+            self.n_start,
+            self.attempts,
+            self.successes,
+            self.remakes,
+            self.result_remakes,
+        )
+
+
+class LogRecorder:
+    """The transmission log: in memory (:class:`TransmissionLog`) or streamed to a file
+    (:class:`ParquetLogWriter`)."""
+
+    def __init__(self, sink: TransmissionLog | ParquetLogWriter) -> None:
+        self.sink = sink
+
+    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
+        pass
+
+    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
+        for delivery in deliveries:
+            self.sink.extend(step, delivery.learner, delivery.entries, delivery.sent, delivery.kept)
+
+
+class HistoryRecorder:
+    """Every agent's own attempts (:class:`AttemptHistory`), beside an in-memory log."""
+
+    def __init__(self, n_elements: int, starts: Sequence[Sequence[int]]) -> None:
+        self.n_elements = n_elements
+        self.starts = tuple(tuple(int(e) for e in s) for s in starts)
+        self.memories: list[list[Memory]] = [[] for _ in starts]
+
+    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
+        for own, memory in zip(self.memories, memories, strict=True):
+            own.append(memory)
+
+    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
+        pass
+
+    def history(self) -> AttemptHistory:
+        return AttemptHistory(self.n_elements, self.starts, tuple(map(tuple, self.memories)))
