@@ -155,26 +155,6 @@ AddressOpt = Annotated[
         show_default=False,
     ),
 ]
-LLMBaseUrlOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--llm-base-url",
-        help="OpenAI-compatible endpoint of LLM agents (--agent-type llm, or llm in "
-        "--population), e.g. http://localhost:8000/v1.",
-        show_default=False,
-    ),
-]
-LLMModelOpt = Annotated[
-    str | None, typer.Option("--llm-model", help="Chat model of LLM agents.", show_default=False)
-]
-LLMKeyEnvOpt = Annotated[
-    str,
-    typer.Option(
-        "--llm-api-key-env",
-        help="Environment variable holding the LLM agents' API key; the key itself is never "
-        "stored or logged.",
-    ),
-]
 LLMConcurrencyOpt = Annotated[
     int,
     typer.Option(
@@ -205,69 +185,12 @@ LLMCacheOpt = Annotated[
 LLMNoCacheOpt = Annotated[
     bool, typer.Option("--llm-no-cache", help="Ask the endpoint every time; cache nothing.")
 ]
-LLMPriceInOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--llm-price-input",
-        min=0.0,
-        help="Dollars per million prompt tokens of --llm-model (for the cost in the results).",
-        show_default=False,
-    ),
-]
-LLMPriceOutOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--llm-price-output",
-        min=0.0,
-        help="Dollars per million completion tokens of --llm-model.",
-        show_default=False,
-    ),
-]
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url",
-        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1. Without it (and "
-        "--model) the offline proposer runs.",
-        show_default=False,
-    ),
-]
-ModelNameOpt = Annotated[
-    str | None, typer.Option("--model", help="Chat model name.", show_default=False)
-]
-ApiKeyEnvOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--api-key-env",
-        help="Environment variable holding the API key (default: OPENAI_API_KEY); the "
-        "key itself is never stored or logged.",
-        show_default=False,
-    ),
-]
 MaxCostOpt = Annotated[
     float | None,
     typer.Option(
         "--max-cost",
         min=0.0,
         help="Stop when the run has spent this many US dollars.",
-        show_default=False,
-    ),
-]
-PriceInOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--price-input",
-        min=0.0,
-        help="Price of --model: dollars per million prompt tokens.",
-        show_default=False,
-    ),
-]
-PriceOutOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--price-output",
-        min=0.0,
-        help="Price of --model: dollars per million completion tokens.",
         show_default=False,
     ),
 ]
@@ -351,25 +274,96 @@ SIM_OPTIONS: tuple[Opt, ...] = (
 )
 LLM_AGENT = "sim.params.llm"
 LLM_MODEL = f"{LLM_AGENT}.client.model"
+
+
+def endpoint_options(
+    prefix: str, path: str, user: str, key_default: str | None, base_url_note: str
+) -> tuple[tuple[Opt, ...], tuple[Opt, ...]]:
+    """The options that point one user of a chat model at its endpoint, declared once for
+    both users (the LLM agents, ``--llm-…``, and the search's author, no prefix): the
+    endpoint, model and key variable, then the model's prices. ``path`` is the user's
+    client section in the config tree."""
+    name = prefix.replace("-", "_")
+    model_path = f"{path}.model"
+    model_flag = f"--{prefix}model"
+
+    def option(kind: Any, flag: str, help: str, **extra: Any) -> Any:
+        return Annotated[kind, typer.Option(f"--{prefix}{flag}", help=help, **extra)]
+
+    unshown = {"show_default": False}
+    connection = (
+        Opt(
+            f"{name}base_url",
+            option(
+                str | None,
+                "base-url",
+                f"OpenAI-compatible endpoint of {user}, e.g. http://localhost:8000/v1."
+                f"{base_url_note}",
+                **unshown,
+            ),
+            f"{path}.base_url",
+        ),
+        Opt(
+            f"{name}model",
+            option(str | None, "model", f"Chat model of {user}.", **unshown),
+            model_path,
+        ),
+        Opt(
+            f"{name}api_key_env",
+            option(
+                str | None,
+                "api-key-env",
+                f"Environment variable holding the API key of {user}; the key itself is "
+                "never stored or logged.",
+            ),
+            f"{path}.api_key_env",
+            key_default,
+        ),
+    )
+    prices = tuple(
+        Opt(
+            f"{name}price_{side}",
+            option(
+                float | None,
+                f"price-{side}",
+                f"Price of {model_flag}: dollars per million {tokens} tokens.",
+                min=0.0,
+                **unshown,
+            ),
+            f"{path}.prices.{{{model_path}}}.{side}",
+        )
+        for side, tokens in (("input", "prompt"), ("output", "completion"))
+    )
+    return connection, prices
+
+
+_AGENT_CONNECTION, _AGENT_PRICES = endpoint_options(
+    "llm-",
+    f"{LLM_AGENT}.client",
+    "LLM agents",
+    "OPENAI_API_KEY",
+    " Used with --agent-type llm, or llm in --population.",
+)
 LLM_AGENT_OPTIONS: tuple[Opt, ...] = (
-    Opt("llm_base_url", LLMBaseUrlOpt, f"{LLM_AGENT}.client.base_url"),
-    Opt("llm_model", LLMModelOpt, f"{LLM_AGENT}.client.model"),
-    Opt("llm_api_key_env", LLMKeyEnvOpt, f"{LLM_AGENT}.client.api_key_env", "OPENAI_API_KEY"),
+    *_AGENT_CONNECTION,
     Opt("llm_concurrency", LLMConcurrencyOpt, f"{LLM_AGENT}.concurrency", 8),
     Opt("llm_temperature", LLMTemperatureOpt, f"{LLM_AGENT}.client.temperature"),
     Opt("llm_cache", LLMCacheOpt, f"{LLM_AGENT}.cache_path"),
     Opt("llm_no_cache", LLMNoCacheOpt, f"{LLM_AGENT}.cache", False, operator.not_),
-    Opt("llm_price_input", LLMPriceInOpt, f"{LLM_AGENT}.client.prices.{{{LLM_MODEL}}}.input"),
-    Opt("llm_price_output", LLMPriceOutOpt, f"{LLM_AGENT}.client.prices.{{{LLM_MODEL}}}.output"),
+    *_AGENT_PRICES,
 )
 # The search's own model, which writes protocols (``tpdisc evolve``).
+_SEARCH_CONNECTION, _SEARCH_PRICES = endpoint_options(
+    "",
+    "llm",
+    "the protocol author (the search's LLM)",
+    "OPENAI_API_KEY",
+    " Without it (and --model) the offline proposer runs.",
+)
 SEARCH_LLM_OPTIONS: tuple[Opt, ...] = (
-    Opt("base_url", BaseUrlOpt, "llm.base_url"),
-    Opt("model", ModelNameOpt, "llm.model"),
-    Opt("api_key_env", ApiKeyEnvOpt, "llm.api_key_env"),
+    *_SEARCH_CONNECTION,
     Opt("max_cost", MaxCostOpt, "llm.max_cost"),
-    Opt("price_input", PriceInOpt, "llm.prices.{llm.model}.input"),
-    Opt("price_output", PriceOutOpt, "llm.prices.{llm.model}.output"),
+    *_SEARCH_PRICES,
 )
 NEEDS: tuple[Needs, ...] = (
     Needs(
