@@ -78,3 +78,17 @@ def test_attack_only_syscalls_kill_with_sigsys() -> None:
     check = "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)\ncode = 0"
     status = run_filtered(check)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 31
+
+
+@pytest.mark.parametrize("pid", [1, 4242, 4_194_303])
+def test_the_program_compiled_once_is_libseccomps_own_for_each_pid(pid: int) -> None:
+    # Workers load the program compiled once in the zygote with their pid patched in: it
+    # must be exactly what libseccomp compiles for that pid.
+    assert policy.compiled().for_pid(pid) == policy._build(pid)
+
+
+def test_the_compiled_program_has_its_pid_slots_and_nothing_else_to_patch() -> None:
+    compiled = policy.compiled()
+    assert compiled.pid_slots
+    assert compiled.for_pid(policy.PID_STANDINS[0]) == compiled.program
+    assert compiled.for_pid(7) != compiled.program

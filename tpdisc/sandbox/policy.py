@@ -16,8 +16,12 @@ this filter and gets EPERM (/dev/urandom, the fallback, cannot be opened either)
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import os
+import struct
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 
 ALLOW = (
@@ -92,10 +96,24 @@ KILL = (
 
 F_GETFD, F_SETFD, F_GETFL = 1, 2, 3
 AT_EMPTY_PATH = 0x1000
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
-def install(pid: int) -> None:
-    """Load the filter into the calling process (whose pid is ``pid``); irreversible."""
+# Stand-ins for the worker's pid while the filter is compiled once: above any pid Linux
+# hands out (pid_max is at most 2^22), so no other constant of the program can equal them.
+PID_STANDINS = (0x5EC0FFEE, 0x5EC0FFEF)
+INSTRUCTION = struct.Struct("<HBBI")  # struct sock_filter: code, jt, jf, k
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _build(pid: int) -> bytes:
+    """The filter for a worker whose pid is ``pid``, compiled to BPF by libseccomp."""
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
@@ -114,7 +132,80 @@ def install(pid: int) -> None:
     f.add_rule(sc.ALLOW, "newfstatat", sc.Arg(3, sc.MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH))
     for cmd in (F_GETFD, F_SETFD, F_GETFL):
         f.add_rule(sc.ALLOW, "fcntl", sc.Arg(1, sc.EQ, cmd))
-    f.load()
+    read_end, write_end = os.pipe()  # a few hundred instructions: well within a pipe's buffer
+    try:
+        with os.fdopen(write_end, "wb", closefd=True) as sink:
+            f.export_bpf(sink)
+        return _read_all(read_end)
+    finally:
+        os.close(read_end)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@dataclass(frozen=True)
+class CompiledFilter:
+    """The filter as BPF, compiled once (by the zygote, before it forks any worker), and
+    the instructions whose constant is the worker's pid."""
+
+    program: bytes
+    pid_slots: tuple[int, ...]
+
+    def for_pid(self, pid: int) -> bytes:
+        program = bytearray(self.program)
+        for slot in self.pid_slots:
+            code, jt, jf, _ = INSTRUCTION.unpack_from(program, slot * INSTRUCTION.size)
+            INSTRUCTION.pack_into(program, slot * INSTRUCTION.size, code, jt, jf, pid)
+        return bytes(program)
+
+
+@lru_cache(maxsize=1)
+def compiled() -> CompiledFilter:
+    """Compile the filter for two stand-in pids and keep where they differ: the pid's slots.
+
+    Anything but programs of the same length that differ exactly in those constants
+    (libseccomp laid them out differently) raises, rather than patch a program it does not
+    understand."""
+    first, second = (_build(pid) for pid in PID_STANDINS)
+    size = INSTRUCTION.size
+    if len(first) != len(second) or len(first) % size:
+        raise RuntimeError("the seccomp filter does not compile to one layout for every pid")
+    slots = []
+    for slot in range(len(first) // size):
+        a = INSTRUCTION.unpack_from(first, slot * size)
+        b = INSTRUCTION.unpack_from(second, slot * size)
+        if a == b:
+            continue
+        if a[:3] != b[:3] or (a[3], b[3]) != PID_STANDINS:
+            raise RuntimeError("the seccomp filter differs between pids beyond the pid")
+        slots.append(slot)
+    if not slots:
+        raise RuntimeError("the seccomp filter holds no pid to patch")
+    return CompiledFilter(first, tuple(slots))
+
+
+def install(pid: int) -> None:
+    """Load the filter into the calling process (whose pid is ``pid``); irreversible.
+
+    As libseccomp's own load does (no-new-privileges first, then the filter), but from the
+    program compiled once: a worker's start skips the compilation (about 1.5 ms)."""
+    program = compiled().for_pid(pid)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // INSTRUCTION.size, ctypes.addressof(buffer))
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        _raise_errno("prctl(PR_SET_NO_NEW_PRIVS)")
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        _raise_errno("prctl(PR_SET_SECCOMP)")
+
+
+def _raise_errno(what: str) -> None:
+    err = ctypes.get_errno()
+    raise OSError(err, f"{what} failed: {os.strerror(err)}")
 
 
 @lru_cache(maxsize=1)

@@ -157,11 +157,16 @@ EXTRAS = {"sklearn": preload_sklearn}
 
 
 def probe_seccomp() -> tuple[bool, str]:
-    """Load the filter in a throwaway child and check that it refuses to open a file."""
+    """Compile the filter, once for every worker this zygote forks, then load it in a
+    throwaway child and check that it refuses to open a file."""
+    from tpdisc.sandbox import policy
+
+    try:
+        policy.compiled()
+    except Exception as err:  # libseccomp missing or laying the filter out unexpectedly
+        return False, f"the seccomp filter does not compile ({err})"
 
     def attempt() -> str:
-        from tpdisc.sandbox import policy
-
         policy.install(os.getpid())
         try:
             os.close(os.open("/", os.O_RDONLY))
