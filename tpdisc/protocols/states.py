@@ -35,6 +35,17 @@ class Snapshot(Sequence[Any]):
             and earlier._length <= self._length
         )
 
+    def since(self, earlier: object) -> tuple[Any, ...] | None:
+        """The items added since ``earlier`` when this snapshot extends it (see
+        :meth:`grown_from`), else None."""
+        if (
+            type(earlier) is Snapshot
+            and earlier._items is self._items
+            and earlier._length <= self._length
+        ):
+            return tuple(self._items[earlier._length : self._length])
+        return None
+
     def __len__(self) -> int:
         return self._length
 

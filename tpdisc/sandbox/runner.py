@@ -223,17 +223,19 @@ class SandboxRunner(ProtocolRunner):
         if changed:
             self.order = order
         updates = []
+        sent = self.sent
         for agent, state in agent_states.items():
             inv, mem = state["inventory"], state["memories"]
-            old = self.sent.get(agent)
-            keep_inv = _kept(old[0], inv) if old else 0
-            keep_mem = _kept(old[1], mem) if old else 0
-            if old and keep_inv == len(inv) and keep_mem == len(mem):
-                continue
-            updates.append(
-                (agent, keep_inv, tuple(inv[keep_inv:]), keep_mem, tuple(mem[keep_mem:]))
-            )
-            self.sent[agent] = (_keepable(inv), _keepable(mem))
+            old = sent.get(agent)
+            if old is None:
+                keep_inv, inv_tail, keep_mem, mem_tail = 0, tuple(inv), 0, tuple(mem)
+            else:
+                keep_inv, inv_tail = _new_items(old[0], inv)
+                keep_mem, mem_tail = _new_items(old[1], mem)
+                if keep_inv == len(old[0]) == len(inv) and keep_mem == len(old[1]) == len(mem):
+                    continue  # nothing new, nothing taken back
+            updates.append((agent, keep_inv, inv_tail, keep_mem, mem_tail))
+            sent[agent] = (_keepable(inv), _keepable(mem))
         return (order if changed else None), updates
 
     def _charge(self, started: float, context: str) -> None:
@@ -356,11 +358,15 @@ def open_sandboxed(
     return SandboxRunner(spec, n_agents, n_steps, seed, config)
 
 
-def _kept(sent: Sequence[Any], now: Sequence[Any]) -> int:
-    """How many leading items of ``now`` the worker has, ``sent`` being what it was sent."""
-    if isinstance(now, Snapshot) and now.grown_from(sent):
-        return len(sent)
-    return len(sent) if tuple(now[: len(sent)]) == tuple(sent) else 0
+def _new_items(sent: Sequence[Any], now: Sequence[Any]) -> tuple[int, tuple[Any, ...]]:
+    """How many leading items of ``now`` the worker has (``sent`` being what it was sent),
+    and the items after them."""
+    if type(now) is Snapshot:
+        tail = now.since(sent)
+        if tail is not None:
+            return len(sent), tail
+    keep = len(sent) if tuple(now[: len(sent)]) == tuple(sent) else 0
+    return keep, tuple(now[keep:])
 
 
 def _keepable(items: Sequence[Any]) -> Sequence[Any]:
