@@ -9,6 +9,7 @@ wait). Once per process: starting the zygote (imports numpy; scikit-learn only o
 protocol imports it).
 
     python benchmarks/bench_sandbox.py [--record] [--recipes PATH] [--calls 300] [--opens 50]
+        [--sims 15]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 
 from benchlib import full_domain, load, parser, report
 
+from tpdisc.domain.variants import Domain
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.protocols.states import Snapshot
@@ -115,10 +117,19 @@ def timed_many(fn: Callable[[], object], repeat: int) -> list[float]:
     return times
 
 
+def sim_seconds(domain: Domain, config: SimConfig, protocol: SourceProtocol, seed: int) -> float:
+    t0 = time.perf_counter()
+    run_simulation(domain, config, protocol, seed)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--calls", type=int, default=300, help="Timed calls per figure.")
     p.add_argument("--opens", type=int, default=50, help="Runners opened for the start figure.")
+    p.add_argument(
+        "--sims", type=int, default=15, help="Simulations of each kind for the whole-game rows."
+    )
     args = p.parse_args()
     lines = [f"Sandboxed runner against the in-process one, same protocol and states; {load()}."]
 
@@ -180,20 +191,33 @@ def main() -> None:
     except Exception as err:  # the figure needs the recipe data; say why it is missing
         lines += ["", f"Whole-simulation figure skipped: no recipe data ({err})."]
     else:
-        config = SimConfig(n_agents=AGENTS, n_steps=MEMORIES)
-        sims = {}
-        for trusted in (True, False):
-            protocol = spec(SHARING, trusted)
-            run_simulation(domain, config, protocol, 999)
-            sims[trusted] = statistics.median(
-                timed_many(lambda p=protocol: run_simulation(domain, config, p, 1), 5)
-            )
         lines += [
             "",
-            f"A whole default simulation (10 stochastic agents × 150 steps, the sharing protocol"
-            f" above): in-process {sims[True]:.3f} s, sandboxed {sims[False]:.3f} s "
-            f"(+{sims[False] - sims[True]:.3f} s), median of 5.",
+            "A whole simulation (10 agents × 150 steps), trusted and sandboxed runs of the "
+            f"same protocol interleaved, {args.sims} of each after one warm-up; the "
+            "difference is the sandbox's cost per simulation (issue 28: ≤ 6 ms with the "
+            "default agents):",
+            "",
+            "| agents | protocol | in-process | sandboxed | difference (median) |",
+            "|---|---|---|---|---|",
         ]
+        for agent_type in ("empowerment", "stochastic"):
+            config = SimConfig(n_agents=AGENTS, n_steps=MEMORIES, agent_type=agent_type)
+            for label, source in (("returns {}", NOTHING), ("sharing (above)", SHARING)):
+                trusted, sandboxed = spec(source, True), spec(source, False)
+                for protocol in (trusted, sandboxed):
+                    run_simulation(domain, config, protocol, 999)
+                pairs = [
+                    [sim_seconds(domain, config, p, seed) for p in (trusted, sandboxed)]
+                    for seed in range(args.sims)
+                ]
+                inside = statistics.median(p[0] for p in pairs)
+                outside = statistics.median(p[1] for p in pairs)
+                gap = statistics.median(p[1] - p[0] for p in pairs)
+                lines.append(
+                    f"| {agent_type} | {label} | {inside * ms:.1f} ms | {outside * ms:.1f} ms "
+                    f"| **{gap * ms:+.1f} ms** |"
+                )
     lines += [
         "",
         "Targets (issue 4): ≤ 0.3 ms per call and ≤ 50 ms per simulation start.",
