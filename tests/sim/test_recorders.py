@@ -57,15 +57,15 @@ def test_each_step_reports_attempts_then_deliveries(toy: Domain) -> None:
         if kind != "delivered":
             continue
         assert isinstance(payload, list)
-        assert [d.learner for d in payload] == sorted(d.learner for d in payload)
-        for d in payload:
-            assert len(d.sent) == len(d.entries)
-            kept = [True] * len(d.sent) if d.kept is None else list(d.kept)
-            cut |= d.kept is not None
-            assert list(d.memories) == [m for m, k in zip(d.sent, kept, strict=True) if k]
-            assert len(d.memories) <= CONFIG.bottleneck
-            received += len(d.memories)
-            rows += [(step, d.learner, m[2], k) for m, k in zip(d.sent, kept, strict=True)]
+        assert [d[0] for d in payload] == sorted(d[0] for d in payload)
+        for learner, entries, sent, given_kept, memories in payload:
+            assert len(sent) == len(entries)
+            kept = [True] * len(sent) if given_kept is None else list(given_kept)
+            cut |= given_kept is not None
+            assert list(memories) == [m for m, k in zip(sent, kept, strict=True) if k]
+            assert len(memories) <= CONFIG.bottleneck
+            received += len(memories)
+            rows += [(step, learner, m[2], k) for m, k in zip(sent, kept, strict=True)]
     assert cut, "the bottleneck of 2 never cut a delivery: the test shows nothing about kept"
     assert received == result.received
     log = result.log
@@ -100,13 +100,13 @@ def test_mechanism_counters_by_hand() -> None:
     counters.attempted(0, [(0, 1, 5), (1, 1, FAILED)])
     # Agent 1 is sent agent 0's success and its own failure: only the first is novel.
     sent: list[Memory] = [(0, 1, 5), (1, 1, FAILED)]
-    counters.delivered(0, {1: [(0, 0), (1, 0)]}, [Delivery(1, [(0, 0), (1, 0)], sent, None, sent)])
+    counters.delivered(0, {1: [(0, 0), (1, 0)]}, [(1, [(0, 0), (1, 0)], sent, None, sent)])
     assert (counters.received, counters.novel_received) == (2, 1)
     # Step 1: agent 1 re-makes the received pair in the other order, and agent 0 makes 5
     # again, which it was never sent: one remake, one result remake, both agent 1's.
     counters.attempted(1, [(1, 0, 5), (1, 0, 5)])
     assert counters.remakes == [0, 1] and counters.result_remakes == [0, 1]
-    assert counters.successes == [2, 1] and counters.attempts == [2, 2]
+    assert counters.successes == [2, 1] and counters.steps == 2
     mechanism = counters.mechanism([[0, 1, 5], [0, 1, 5]])["a"]
     assert mechanism["success_rate"] == 3 / 4
     assert mechanism["remake_fraction"] == mechanism["remake_result_fraction"] == 1 / 4
@@ -117,7 +117,7 @@ def test_a_reception_counts_only_from_the_next_step() -> None:
     counters = MechanismRecorder(["a"], [(0, 1)], 10)
     counters.attempted(0, [(0, 1, 5)])
     sent: list[Memory] = [(0, 1, 5)]
-    counters.delivered(0, {0: [(0, 0)]}, [Delivery(0, [(0, 0)], sent, None, sent)])
+    counters.delivered(0, {0: [(0, 0)]}, [(0, [(0, 0)], sent, None, sent)])
     assert counters.remakes == [0]  # the attempt came before the delivery of its own step
     assert counters.novel_received == 0  # the learner had tried the pair itself
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any, cast
 
@@ -216,12 +217,11 @@ class Game:
                 mask[self.rng.choice(len(sent), size=limit, replace=False)] = True
                 kept = mask.tolist()
                 memories = [m for m, keep in zip(sent, kept, strict=True) if keep]
-            deliveries.append(Delivery(learner, entries, sent, kept, memories))
-            elements: dict[int, None] = {}
-            for a, b, r in memories:
-                elements[a] = elements[b] = None
-                if r != FAILED:
-                    elements[r] = None
+            deliveries.append((learner, entries, sent, kept, memories))
+            # Every element named, in order of first mention (a, b, then the result); a
+            # failure's result, FAILED, is no element. One C-level pass, no Python loop.
+            elements = dict.fromkeys(chain.from_iterable(memories))
+            elements.pop(FAILED, None)
             new_social[learner] = list(elements)
             if memories:
                 self.agents[learner].observe_received(memories)

@@ -13,7 +13,7 @@ a :class:`HistoryRecorder`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from tpdisc.agents.base import FAILED, Memory
 from tpdisc.protocols.exchanges import Exchanges
@@ -21,15 +21,14 @@ from tpdisc.protocols.schedule import Schedule
 from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
 
-
-class Delivery(NamedTuple):
-    """The memories one learner was routed at one step."""
-
-    learner: int
-    entries: Sequence[tuple[int, int]]  # (teacher, memory index), as the protocol routed them
-    sent: Sequence[Memory]  # the memories those entries name
-    kept: Sequence[bool] | None  # which of them passed the bottleneck; None: all did
-    memories: Sequence[Memory]  # those that passed, in order
+# What one learner was routed at one step, as a plain tuple (one is made per learner and
+# step: a named tuple's constructor would cost the game a few per cent):
+# (learner, entries: (teacher, memory index) as the protocol routed them, sent: the
+# memories those entries name, kept: which of them passed the bottleneck or None when all
+# did, memories: those that passed, in order).
+Delivery = tuple[
+    int, Sequence[tuple[int, int]], Sequence[Memory], Sequence[bool] | None, Sequence[Memory]
+]
 
 
 class Recorder(Protocol):
@@ -65,7 +64,7 @@ class MechanismRecorder:
         self.kinds = list(kinds)
         self.n_start = [len(s) for s in starts]
         self.n = n_elements
-        self.attempts = [0] * n_agents
+        self.steps = 0
         self.successes = [0] * n_agents
         self.remakes = [0] * n_agents
         self.result_remakes = [0] * n_agents
@@ -77,36 +76,37 @@ class MechanismRecorder:
         self.novel_received = 0  # of those, memories of pairs the learner had not tried
 
     def attempted(self, step: int, memories: Sequence[Memory]) -> None:
-        n = self.n
+        n, failed = self.n, FAILED
+        self.steps += 1  # one attempt per agent and step
         for agent, (a, b, result) in enumerate(memories):
             # Pairs as ints (lo · n + hi): cheaper to make and hash than tuples.
             key = a * n + b if a <= b else b * n + a
-            self.attempts[agent] += 1
             self.tried[agent].add(key)
             if key in self.received_pairs[agent]:
                 self.remakes[agent] += 1
-            if result != FAILED:
+            if result != failed:
                 self.successes[agent] += 1
                 if result in self.received_results[agent]:
                     self.result_remakes[agent] += 1
 
     def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
-        n = self.n
-        for delivery in deliveries:
-            learner = delivery.learner
+        n, failed = self.n, FAILED
+        for learner, _, _, _, memories in deliveries:
+            if not memories:
+                continue
             tried = self.tried[learner]
             pairs = self.received_pairs[learner]
             results = self.received_results[learner]
             novel = 0
-            for a, b, r in delivery.memories:
+            for a, b, r in memories:
                 key = a * n + b if a <= b else b * n + a
-                if r != FAILED:
+                if r != failed:
                     pairs.add(key)
                     results.add(r)
                 if key not in tried:
                     novel += 1
             self.novel_received += novel
-            self.received += len(delivery.memories)
+            self.received += len(memories)
 
     def mechanism(self, inventories: Sequence[Sequence[int]]) -> Mechanism:
         """The numbers per agent type, given every agent's final inventory."""
@@ -114,7 +114,7 @@ class MechanismRecorder:
             self.kinds,
             inventories,
             self.n_start,
-            self.attempts,
+            [self.steps] * len(self.n_start),
             self.successes,
             self.remakes,
             self.result_remakes,
@@ -132,8 +132,8 @@ class LogRecorder:
         pass
 
     def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
-        for delivery in deliveries:
-            self.sink.extend(step, delivery.learner, delivery.entries, delivery.sent, delivery.kept)
+        for learner, entries, sent, kept, _ in deliveries:
+            self.sink.extend(step, learner, entries, sent, kept)
 
 
 class HistoryRecorder:
