@@ -1,8 +1,10 @@
 """Benchmark 2: agent-steps per second for each agent type, on one core.
 
 Runs default simulations (10 agents × 150 steps, paired baseline) in this process and
-splits the time between the parts of a step: the agents' decisions, applying attempts,
-the protocol, exchange validation and delivery (bottleneck, social inventories, updates).
+splits the time between the parts of a step: the agents' decisions, applying attempts
+(with the recorders' counting of them), the protocol, exchange validation and delivery
+(bottleneck, social inventories, the recorders, the agents' updates). Since 89d1a8f the
+attempts part is timed once per step (``Game.attempts``), not once per agent.
 
     python benchmarks/bench_agent_steps.py [--record] [--sims 10]
 """

@@ -1,7 +1,8 @@
 """Where a study's simulation time goes: the protocols' own code, against the rest.
 
 Draws ``--protocols`` of the generated protocols of a study's runs at random (``--seed``),
-and runs each ``--sims`` times trusted (in this process, timing its ``share_memories``)
+and runs each ``--sims`` times trusted (in this process, timing its own ``share_memories``,
+not the runner's copy of the states it is given)
 and as often sandboxed (wall time), with the run's own simulation settings. It prints, per
 protocol and on average, the CPU of a trusted simulation, the share of it spent in the
 protocol's code, and the sandboxed wall time.
@@ -27,18 +28,26 @@ from tpdisc.sim.game import run_simulation
 
 
 def timed_protocol_code() -> list[float]:
-    """Wrap the in-process runner's ``share`` with a CPU clock; returns the running total."""
+    """Wrap each in-process runner's protocol method (its ``share_memories``, not the
+    runner's copying of the states into tuples) with a CPU clock; returns the running
+    total."""
     spent = [0.0]
-    share = InProcessRunner.share
+    init = InProcessRunner.__init__
 
-    def timed(self: InProcessRunner, *args: Any) -> object:
-        t0 = time.process_time()
-        try:
-            return share(self, *args)
-        finally:
-            spent[0] += time.process_time() - t0
+    def timed_init(self: InProcessRunner, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        share = self._share
 
-    InProcessRunner.share = timed  # type: ignore[method-assign]
+        def timed(*call: Any) -> object:
+            t0 = time.process_time()
+            try:
+                return share(*call)
+            finally:
+                spent[0] += time.process_time() - t0
+
+        self._share = timed
+
+    InProcessRunner.__init__ = timed_init  # type: ignore[method-assign]
     return spent
 
 

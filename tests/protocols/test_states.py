@@ -42,5 +42,6 @@ def test_fixed_when_made_while_the_list_grows() -> None:
     second = Snapshot(items)
     assert len(first) == 1 and list(first) == MEMORIES[:1] and first[-1] == MEMORIES[0]
     assert first[:5] == tuple(MEMORIES[:1])
-    assert second.grown_from(first) and not first.grown_from(second)
-    assert not second.grown_from(Snapshot(list(items))) and not second.grown_from(tuple(items))
+    assert second.since(first) == (MEMORIES[1],) and first.since(second) is None
+    assert second.since(Snapshot(list(items))) is None and second.since(tuple(items)) is None
+    assert second.since(second) == ()

@@ -326,7 +326,8 @@ def endpoint_options(
             option(
                 float | None,
                 f"price-{side}",
-                f"Price of {model_flag}: dollars per million {tokens} tokens.",
+                f"Price of {model_flag}: dollars per million {tokens} tokens (for the cost "
+                "in the results).",
                 min=0.0,
                 **unshown,
             ),

@@ -26,18 +26,9 @@ class Snapshot(Sequence[Any]):
         self._items = items
         self._length = len(items) if length is None else length
 
-    def grown_from(self, earlier: object) -> bool:
-        """Whether this snapshot extends ``earlier`` (the same list, as long or longer): the
-        items past ``len(earlier)`` are then all that is new."""
-        return (
-            isinstance(earlier, Snapshot)
-            and earlier._items is self._items
-            and earlier._length <= self._length
-        )
-
     def since(self, earlier: object) -> tuple[Any, ...] | None:
-        """The items added since ``earlier`` when this snapshot extends it (see
-        :meth:`grown_from`), else None."""
+        """The items added since ``earlier`` when this snapshot extends it (the same list,
+        as long or longer), else None."""
         if (
             type(earlier) is Snapshot
             and earlier._items is self._items

@@ -97,12 +97,21 @@ KILL = (
 F_GETFD, F_SETFD, F_GETFL = 1, 2, 3
 AT_EMPTY_PATH = 0x1000
 _libc = ctypes.CDLL(None, use_errno=True)
+# prctl(int option, unsigned long arg2, ...): declared, so that ctypes passes full words.
+_libc.prctl.argtypes = [
+    ctypes.c_int,
+    ctypes.c_ulong,
+    ctypes.c_void_p,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+]
+_libc.prctl.restype = ctypes.c_int
 
 
 # Stand-ins for the worker's pid while the filter is compiled once: above any pid Linux
 # hands out (pid_max is at most 2^22), so no other constant of the program can equal them.
 PID_STANDINS = (0x5EC0FFEE, 0x5EC0FFEF)
-INSTRUCTION = struct.Struct("<HBBI")  # struct sock_filter: code, jt, jf, k
+INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter (code, jt, jf, k), native order
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -186,7 +195,11 @@ def compiled() -> CompiledFilter:
         slots.append(slot)
     if not slots:
         raise RuntimeError("the seccomp filter holds no pid to patch")
-    return CompiledFilter(first, tuple(slots))
+    compiled = CompiledFilter(first, tuple(slots))
+    pid = os.getpid()  # and once for a real pid, patched against compiled
+    if compiled.for_pid(pid) != _build(pid):
+        raise RuntimeError("the seccomp filter patched with a pid is not libseccomp's own")
+    return compiled
 
 
 def install(pid: int) -> None:
@@ -197,9 +210,9 @@ def install(pid: int) -> None:
     program = compiled().for_pid(pid)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // INSTRUCTION.size, ctypes.addressof(buffer))
-    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
         _raise_errno("prctl(PR_SET_NO_NEW_PRIVS)")
-    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
         _raise_errno("prctl(PR_SET_SECCOMP)")
 
 

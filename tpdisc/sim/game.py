@@ -223,11 +223,13 @@ class Game:
             elements = dict.fromkeys(chain.from_iterable(memories))
             elements.pop(FAILED, None)
             new_social[learner] = list(elements)
-            if memories:
-                self.agents[learner].observe_received(memories)
         self.social = new_social
+        # The recorders see the deliveries before the agents get the same lists.
         for recorder in self.recorders:
             recorder.delivered(step, exchanges, deliveries)
+        for learner, _, _, _, kept_memories in deliveries:
+            if kept_memories:
+                self.agents[learner].observe_received(kept_memories)
 
 
 def run_simulation(
@@ -267,28 +269,29 @@ def run_simulation(
     game.recorders += recorders
     try:
         curve, protocol_logs = _play(game, config, protocol, on_step)
+        stats: dict[str, float] = {}
+        for agent in game.agents:
+            for key, value in agent.stats().items():
+                stats[key] = stats.get(key, 0.0) + value
+        result = SimResult(
+            seed=seed,
+            curve=curve,
+            schedule=schedule.schedule,
+            log=log,
+            protocol_logs=protocol_logs,
+            received=counters.received,
+            novel_received=counters.novel_received,
+            agent_stats=stats,
+            mechanism=counters.mechanism([s.inventory for s in game.states]),
+            history=history.history() if history is not None else None,
+        )
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
     if writer is not None:
         writer.close()
-    stats: dict[str, float] = {}
-    for agent in game.agents:
-        for key, value in agent.stats().items():
-            stats[key] = stats.get(key, 0.0) + value
-    return SimResult(
-        seed=seed,
-        curve=curve,
-        schedule=schedule.schedule,
-        log=log,
-        protocol_logs=protocol_logs,
-        received=counters.received,
-        novel_received=counters.novel_received,
-        agent_stats=stats,
-        mechanism=counters.mechanism([s.inventory for s in game.states]),
-        history=history.history() if history is not None else None,
-    )
+    return result
 
 
 def _play(

@@ -5,9 +5,9 @@ its agents made and then the memories it delivered; a recorder keeps what it mea
 never changes the game. A new measure is a new recorder passed to
 :func:`~tpdisc.sim.game.run_simulation`: the loop stays as it is.
 
-Every simulation has a :class:`ScheduleRecorder` and a :class:`MechanismRecorder`; a
-logged one adds a :class:`LogRecorder` (in memory or streamed to Parquet) and, in memory,
-a :class:`HistoryRecorder`.
+Every simulation has a :class:`ScheduleRecorder` and a :class:`MechanismRecorder`; one
+with a log adds a :class:`LogRecorder` (in memory, or streamed to Parquet with
+``log_path``), and one with ``record_log`` a :class:`HistoryRecorder`.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class LogRecorder:
 
 
 class HistoryRecorder:
-    """Every agent's own attempts (:class:`AttemptHistory`), beside an in-memory log."""
+    """Every agent's own attempts (:class:`AttemptHistory`), kept with ``record_log``."""
 
     def __init__(self, n_elements: int, starts: Sequence[Sequence[int]]) -> None:
         self.n_elements = n_elements
