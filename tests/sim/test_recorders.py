@@ -14,7 +14,7 @@ from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.exchanges import Exchanges
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import Game, run_simulation
-from tpdisc.sim.recorders import Delivery, HistoryRecorder, MechanismRecorder
+from tpdisc.sim.recorders import Delivery, MechanismRecorder
 
 
 @pytest.fixture
@@ -120,13 +120,3 @@ def test_a_reception_counts_only_from_the_next_step() -> None:
     counters.delivered(0, {0: [(0, 0)]}, [(0, [(0, 0)], sent, None, sent)])
     assert counters.remakes == [0]  # the attempt came before the delivery of its own step
     assert counters.novel_received == 0  # the learner had tried the pair itself
-
-
-def test_history_recorder_keeps_each_agents_attempts() -> None:
-    history = HistoryRecorder(10, [(0, 1), (2, 3)])
-    history.attempted(0, [(0, 1, 5), (2, 3, FAILED)])
-    history.attempted(1, [(0, 5, 6), (2, 2, FAILED)])
-    kept = history.history()
-    assert kept.starts == ((0, 1), (2, 3))
-    assert kept.memories == (((0, 1, 5), (0, 5, 6)), ((2, 3, FAILED), (2, 2, FAILED)))
-    assert (kept.n_agents, kept.n_steps) == (2, 2)

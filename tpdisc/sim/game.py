@@ -40,7 +40,6 @@ from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism
 from tpdisc.sim.recorders import (
     Delivery,
-    HistoryRecorder,
     LogRecorder,
     MechanismRecorder,
     Recorder,
@@ -255,7 +254,6 @@ def run_simulation(
     counters = MechanismRecorder(game.kinds, game.starts, game.graph.n_elements)
     game.recorders += [schedule, counters]
     log: TransmissionLog | None = None
-    history: HistoryRecorder | None = None
     writer: ParquetLogWriter | None = None
     if log_path is not None:
         writer = ParquetLogWriter(log_path, domain.graph.names)
@@ -263,9 +261,6 @@ def run_simulation(
     elif record_log:
         log = TransmissionLog()
         game.recorders.append(LogRecorder(log))
-    if record_log:
-        history = HistoryRecorder(game.graph.n_elements, game.starts)
-        game.recorders.append(history)
     game.recorders += recorders
     try:
         curve, protocol_logs = _play(game, config, protocol, on_step)
@@ -283,7 +278,7 @@ def run_simulation(
             novel_received=counters.novel_received,
             agent_stats=stats,
             mechanism=counters.mechanism([s.inventory for s in game.states]),
-            history=history.history() if history is not None else None,
+            history=attempt_history(game) if record_log else None,
         )
     except BaseException:
         if writer is not None:
@@ -292,6 +287,14 @@ def run_simulation(
     if writer is not None:
         writer.close()
     return result
+
+
+def attempt_history(game: Game) -> AttemptHistory:
+    """Every agent's attempts: its own memories, one per step, which the game keeps anyway;
+    so the history needs no recorder, and nothing is copied while the game plays."""
+    return AttemptHistory(
+        game.graph.n_elements, game.starts, tuple(tuple(s.memories) for s in game.states)
+    )
 
 
 def _play(

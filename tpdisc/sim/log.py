@@ -95,8 +95,8 @@ class AttemptHistory:
     attempt per step, and a received memory never joins the learner's own; so the
     ``memory_index`` of a logged memory is also the step its teacher made it. An element
     enters an inventory only by its owner's own success, so the start elements and these
-    attempts give any agent's inventory after any step; recording them costs one append
-    per attempt (:class:`~tpdisc.sim.recorders.HistoryRecorder`).
+    attempts give any agent's inventory after any step: the game copies nothing while it
+    plays, and the history is made, at the end, of the memory lists it already holds.
     """
 
     n_elements: int

@@ -7,7 +7,8 @@ never changes the game. A new measure is a new recorder passed to
 
 Every simulation has a :class:`ScheduleRecorder` and a :class:`MechanismRecorder`; one
 with a log adds a :class:`LogRecorder` (in memory, or streamed to Parquet with
-``log_path``), and one with ``record_log`` a :class:`HistoryRecorder`.
+``log_path``). The attempt history needs no recorder: it is the agents' own memories,
+which the game keeps anyway.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Protocol
 from tpdisc.agents.base import FAILED, Memory
 from tpdisc.protocols.exchanges import Exchanges
 from tpdisc.protocols.schedule import Schedule
-from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
+from tpdisc.sim.log import ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
 
 # What one learner was routed at one step, as a plain tuple (one is made per learner and
@@ -134,22 +135,3 @@ class LogRecorder:
     def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
         for learner, entries, sent, kept, _ in deliveries:
             self.sink.extend(step, learner, entries, sent, kept)
-
-
-class HistoryRecorder:
-    """Every agent's own attempts (:class:`AttemptHistory`), kept with ``record_log``."""
-
-    def __init__(self, n_elements: int, starts: Sequence[Sequence[int]]) -> None:
-        self.n_elements = n_elements
-        self.starts = tuple(tuple(int(e) for e in s) for s in starts)
-        self.memories: list[list[Memory]] = [[] for _ in starts]
-
-    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
-        for own, memory in zip(self.memories, memories, strict=True):
-            own.append(memory)
-
-    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
-        pass
-
-    def history(self) -> AttemptHistory:
-        return AttemptHistory(self.n_elements, self.starts, tuple(map(tuple, self.memories)))
