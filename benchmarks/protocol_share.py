@@ -58,6 +58,8 @@ def main() -> None:
     p.add_argument("--sims", type=int, default=3, help="Simulations of each, per condition.")
     p.add_argument("--seed", type=int, default=0, help="Seed of the draw.")
     args = p.parse_args()
+    if not (args.study / "runs").is_dir():
+        p.error(f"{args.study}: not a study's folder (no runs/ in it)")
     runs = [load_run(d, recipes=args.recipes) for d in sorted((args.study / "runs").iterdir())]
     pool = [(run, protocol) for run in runs for protocol in run.protocols]
     picked = random.Random(args.seed).sample(pool, min(args.protocols, len(pool)))
