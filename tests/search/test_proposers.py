@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -103,8 +105,7 @@ def test_offline_repair_makes_the_design_cheaper() -> None:
         ProposalRequest(1, "warm-up", STATS), failed, "[timeout] slow", np.random.default_rng(0)
     )
     cheaper = blocks.Genome.from_json(fixed.genome)
-    assert cheaper.horizon == 20 and cheaper.route == "random_peers"
-    assert cheaper.weight_map == {"recency": 1.0} and "timeout" in fixed.reasoning
+    assert cheaper == replace(genome, horizon=20) and "timeout" in fixed.reasoning
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import numpy as np
 
 from tpdisc.errors import ConfigError
 from tpdisc.llm_client import ChatReply, LLMClient
-from tpdisc.search import blocks, genes, prompts
+from tpdisc.search import blocks, prompts
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.parsing import AnswerFormatError, parse_answer
 from tpdisc.search.prompts import PromptSettings
@@ -216,15 +216,10 @@ class OfflineProposer(Proposer):
         rng: np.random.Generator,
     ) -> Proposal:
         """Make a failing design cheaper: block code does not crash, but it can run out of
-        time on big settings, so shrink what it scans per step."""
+        time on big settings, and what it does per step grows with the candidates it
+        scores (every agent's last ``horizon`` memories), so halve those."""
         if failed.genome is None:
             return self.propose(request, rng)
         genome = blocks.Genome.from_json(failed.genome)
-        cheaper = replace(
-            genome,
-            horizon=max(3, genome.horizon // 2),
-            peers=max(1, genome.peers // 2),
-            route="random_peers" if genes.ROUTES[genome.route].costly else genome.route,
-            weights=tuple((k, w) for k, w in genome.weights if not genes.FEATURES[k].costly),
-        )
+        cheaper = replace(genome, horizon=max(3, genome.horizon // 2))
         return self._offer(cheaper, f"made the design cheaper after: {error}")
