@@ -103,20 +103,12 @@ def test_inputs_and_records_are_built_only_for_options_that_read_them() -> None:
     for name, record in genes.RECORDS.items():
         init = unindented(genes.expand(record.init, blocks.Genome()))
         assert init not in plain
-        reader = next(i for i in genes.INPUTS.values() if name in i.records)
-        assert init in unindented(
-            blocks.render(
-                blocks.Genome(
-                    filters=(),
-                    weights=(
-                        (
-                            next(f for f in genes.FEATURES.values() if reader.name in f.reads).name,
-                            1.0,
-                        ),
-                    ),
-                )
-            )
-        )
+        reader = next(f for f in genes.FEATURES.values() if name in records_read(f.reads))
+        assert init in unindented(blocks.render(blocks.Genome(weights=((reader.name, 1.0),))))
+
+
+def records_read(inputs: tuple[str, ...]) -> set[str]:
+    return {r for i in inputs for r in genes.INPUTS[i].records}
 
 
 def test_fill_indents_blocks_and_drops_empty_ones() -> None:
