@@ -145,8 +145,8 @@ def test_old_genome_json_loads_with_defaults_for_new_genes() -> None:
         "noise": 0.3,
     }
     genome = blocks.Genome.from_json(stored)
-    assert genome.filters == () and genome.rare_below == blocks.Genome().rare_below
-    assert genome.to_json() == {**stored, "filters": [], "rare_below": genome.rare_below}
+    new = {"filters": [], "rare_below": 0.3, "failure_share": 1.0, "mate_share": 1.0}
+    assert genome.to_json() == {**stored, **new}
     assert precheck_problems(blocks.render(genome)) == []
 
 
@@ -276,13 +276,23 @@ class Reference:
                     score = sum(w * value[f] for f, w in g.weights)
                     age = len(memories) - 1 - k
                     ranked.append((-round(score, 9), age, s, k, frozenset((e1, e2)), result))
-            chosen, recipes = [], set()
+            distinct, recipes = [], set()
             for *_, s, k, recipe, result in sorted(ranked):
-                if recipe not in recipes and len(chosen) < quota:
+                if recipe not in recipes:
                     recipes.add(recipe)
-                    chosen.append((s, k))
-                    if result is not None:
-                        self.sent[r].add(result)
+                    distinct.append((s, k, result))
+            # the caps, in this order, then the quota
+            for share, kind in ((g.failure_share, "failure"), (g.mate_share, "mate")):
+                if share < 1:
+                    capped = [
+                        m
+                        for m in distinct
+                        if (m[2] is None if kind == "failure" else m[0] in team[1:])
+                    ]
+                    dropped = capped[int(share * quota) :]
+                    distinct = [m for m in distinct if m not in dropped]
+            chosen = [(s, k) for s, k, _ in distinct[:quota]]
+            self.sent[r] |= {result for _, _, result in distinct[:quota] if result is not None}
             if chosen:
                 out[r] = chosen
         return out
@@ -301,7 +311,10 @@ def reference_designs() -> list[blocks.Genome]:
                 noise=0.0,
                 p_share=1.0,
                 schedule="always",
-                n_memories=int(rng.integers(1, 6)),
+                n_memories=int(rng.integers(2, 6)),
+                # caps that leave room for something
+                failure_share=max(0.5, g.failure_share),
+                mate_share=max(0.5, g.mate_share),
                 horizon=int(rng.choice([3, 5, 8, 150])),
                 filters=g.filters or (list(FILTERS)[k % len(FILTERS)],),
                 rare_below=0.5,

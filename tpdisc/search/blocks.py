@@ -48,11 +48,14 @@ LIMITS: dict[str, tuple[float, float]] = {
     "window": (2, 12),
     "noise": (0.0, 2.0),
     "rare_below": (0.05, 1.0),
+    "failure_share": (0.0, 1.0),
+    "mate_share": (0.0, 1.0),
 }
 WEIGHT_RANGE = (-1.0, 3.0)
 # Shared by random designs and mutations, so both explore the same values.
 REGROUP_EVERY_VALUES = (0, 5, 10, 20, 40)
 NOISE_VALUES = (0.0, 0.05, 0.1, 0.3, 1.0)
+SHARE_STEPS = (-0.2, -0.1, 0.1, 0.2)  # mutations of a share (p_share, failure_share...)
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class Genome:
     n_memories: int = 10  # memories per recipient in a full step
     schedule: str = "always"
     p_share: float = 1.0  # chance that a recipient is served in an active step
+    failure_share: float = 1.0  # most of a recipient's quota that failures may take
+    mate_share: float = 1.0  # most of it that group mates may take (1: no groups needed)
     period: int = 3  # periodic: share every ``period`` steps
     window: int = 5  # adaptive: steps without group progress that make a stall
     noise: float = 0.1  # random jitter added to scores
@@ -151,6 +156,8 @@ def inputs_used(g: Genome) -> list[str]:
 def records_used(g: Genome) -> list[str]:
     """What the design keeps from step to step beyond every design's state."""
     used = set(ROUTES[g.route].records)
+    if g.mate_share < 1:
+        used.add("groups")
     used |= {r for i in inputs_used(g) for r in INPUTS[i].records}
     return [name for name in RECORDS if name in used]
 
@@ -167,6 +174,11 @@ def _horizon(rng: np.random.Generator) -> int:
     """Log-uniform: short windows as often as long ones, the whole history at times."""
     low, high = LIMITS["horizon"]
     return round(math.exp(rng.uniform(math.log(low), math.log(high))))
+
+
+def _share(rng: np.random.Generator) -> float:
+    """No cap two times in three."""
+    return 1.0 if rng.random() < 2 / 3 else round(float(rng.uniform(0.0, 0.8)), 2)
 
 
 def _weight(rng: np.random.Generator) -> float:
@@ -203,6 +215,8 @@ def random_genome(rng: np.random.Generator) -> Genome:
         n_memories=_int(rng, "n_memories"),
         schedule=str(rng.choice(list(SCHEDULES))),
         p_share=round(float(rng.uniform(0.3, 1.0)), 2),
+        failure_share=_share(rng),
+        mate_share=_share(rng),
         period=_int(rng, "period"),
         window=_int(rng, "window"),
         noise=float(rng.choice(NOISE_VALUES)),
@@ -221,6 +235,7 @@ def expressed_genes(genome: Genome) -> list[str]:
     them would only produce a copy of the parent."""
     genes = ["route", "weights", "weights", "weights", "filters", "filters", "horizon"]
     genes += ["n_memories", "n_memories", "schedule", "p_share", "noise"]
+    genes += ["failure_share", "mate_share"]
     genes += ROUTES[genome.route].genes
     for record in records_used(genome):
         genes += RECORDS[record].genes
@@ -277,8 +292,8 @@ def mutate(genome: Genome, rng: np.random.Generator) -> tuple[Genome, str]:
         return _mutate_filters(genome, rng)
     elif gene == "horizon":
         new = int(_clip("horizon", round(genome.horizon * float(rng.choice([0.5, 0.7, 1.4, 2])))))
-    elif gene == "p_share":
-        new = round(_clip("p_share", genome.p_share + float(rng.choice([-0.2, -0.1, 0.1, 0.2]))), 2)
+    elif gene in ("p_share", "failure_share", "mate_share"):
+        new = round(_clip(gene, getattr(genome, gene) + float(rng.choice(SHARE_STEPS))), 2)
     elif gene == "rare_below":
         step = float(rng.choice([-0.1, -0.05, 0.05, 0.1]))
         new = round(_clip("rare_below", genome.rare_below + step), 2)
@@ -337,7 +352,15 @@ def _filter_text(name: str, g: Genome) -> str:
 
 ROUTE_GENES = ("route", "peers", "group_size", "regroup_every")
 CONTENT_GENES = ("weights", "filters", "rare_below", "horizon", "noise")
-VOLUME_GENES = ("n_memories", "schedule", "p_share", "period", "window")
+VOLUME_GENES = (
+    "n_memories",
+    "schedule",
+    "p_share",
+    "period",
+    "window",
+    "failure_share",
+    "mate_share",
+)
 
 
 BLOCKS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -380,6 +403,11 @@ def distance(a: Genome, b: Genome) -> float:
 # --- rendering ---------------------------------------------------------------------------
 
 
+def _groups_sentence(g: Genome) -> str:
+    regroup = f", regrouped every {g.regroup_every} steps" if g.regroup_every else ""
+    return f"Agents form groups of {g.group_size}{regroup}"
+
+
 def describe(g: Genome) -> str:
     """What the rendered protocol does, in plain words."""
     schedule = SCHEDULES[g.schedule]
@@ -400,6 +428,15 @@ def describe(g: Genome) -> str:
         rules = "; ".join(_filter_text(f, g) for f in g.filters)
         passing = f" Only these are sent (a rule on successes lets failures through): {rules}."
     chance = f", each recipient with probability {g.p_share:g}" if g.p_share < 1 else ""
+    caps = [
+        f"at most {share:.0%} {what}"
+        for share, what in ((g.failure_share, "failures"), (g.mate_share, "from group mates"))
+        if share < 1
+    ]
+    if caps:
+        passing += f" A recipient's memories are {' and '.join(caps)}."
+    if "groups" in records_used(g) and g.route != "groups":
+        passing += f" {_groups_sentence(g)}, for the rules about group mates."
     return (
         f"{expand(ROUTES[g.route].describe, g)}. Each recipient gets up to {g.n_memories} "
         f"memories from {history}, {what}.{passing} "
@@ -516,6 +553,7 @@ while True:
     best = np.zeros(key.size, dtype=bool)
     best[np.unique(key, return_index=True)[1]] = True
     keep = best.reshape(key.shape) & usable
+    $caps
     short = (keep.sum(axis=1) < quota) & usable[:, -1]
     if look == size or not short.any():
         break
@@ -534,6 +572,12 @@ for recipient, n_sent in enumerate(keep.sum(axis=1).tolist()):
         start += n_sent
 self.memories_sent += len(pairs)
 return exchanges"""
+_FAILURE_CAP = """# failures take at most $share of the quota (the best ones)
+failed = result[top] == 0
+keep &= ~failed | (np.cumsum(keep & failed, axis=1) <= $share * quota)"""
+_MATE_CAP = """# group mates take at most $share of the quota (their best memories), others the rest
+mate = self.mates[rows, sender[top]]
+keep &= ~mate | (np.cumsum(keep & mate, axis=1) <= $share * quota)"""
 _SAMPLING = """# each recipient is served with probability $p_share
 keep &= (self.rng.random(self.n_agents) < $p_share)[:, None]"""
 _GET_LOGS = """return [
@@ -619,6 +663,11 @@ def render(g: Genome) -> str:
         schedule=expand(schedule.init, g),
     )
     sampling = fill(_SAMPLING, p_share=f"{g.p_share:g}") if g.p_share < 1 else ""
+    caps = [
+        fill(template, share=f"{share:g}")
+        for share, template in ((g.failure_share, _FAILURE_CAP), (g.mate_share, _MATE_CAP))
+        if share < 1
+    ]
     methods = [
         _method("__init__(self, n_agents, n_steps)", init),
         _method("share_memories(self, i_step, agent_states)", share),
@@ -650,7 +699,7 @@ def render(g: Genome) -> str:
         ),
         _method(
             "pick(self, score, sender, index, result, recipe, quota)",
-            fill(_PICK, sampling=sampling, on_send=_records(g, "on_send")),
+            fill(_PICK, caps="\n".join(caps), sampling=sampling, on_send=_records(g, "on_send")),
             "Each recipient's `quota` best candidates, the best copy of each recipe only,\n"
             "none scored -inf: {recipient: [(sender, memory index), ...]}.",
         ),
