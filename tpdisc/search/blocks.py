@@ -40,7 +40,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "peers": (1, 9),
     "group_size": (2, 6),
     "regroup_every": (0, 60),
-    # horizon >= the game's steps: every memory ever made is a candidate
+    # up to a whole 150-step game's memories
     "horizon": (3, 150),
     "n_memories": (1, 20),
     "p_share": (0.1, 1.0),
@@ -171,7 +171,7 @@ def _int(rng: np.random.Generator, name: str) -> int:
 
 
 def _horizon(rng: np.random.Generator) -> int:
-    """Log-uniform: short windows as often as long ones, the whole history at times."""
+    """Log-uniform: short windows as often as long ones, a whole game's history at times."""
     low, high = LIMITS["horizon"]
     return round(math.exp(rng.uniform(math.log(low), math.log(high))))
 
@@ -420,9 +420,6 @@ def describe(g: Genome) -> str:
             what += " and avoiding " + ", ".join(disliked)
     else:
         what = "chosen at random"
-    history = (
-        f"their last {g.horizon} attempts" if g.horizon < LIMITS["horizon"][1] else "all attempts"
-    )
     passing = ""
     if g.filters:
         rules = "; ".join(_filter_text(f, g) for f in g.filters)
@@ -439,7 +436,7 @@ def describe(g: Genome) -> str:
         passing += f" {_groups_sentence(g)}, for the rules about group mates."
     return (
         f"{expand(ROUTES[g.route].describe, g)}. Each recipient gets up to {g.n_memories} "
-        f"memories from {history}, {what}.{passing} "
+        f"memories from their last {g.horizon} attempts, {what}.{passing} "
         f"Sharing happens {expand(schedule.when or schedule.summary, g)}{chance}."
     )
 
