@@ -163,6 +163,10 @@ def test_numeric_genes_are_the_expressed_ones_with_their_ranges() -> None:
     assert {"group_size", "regroup_every", "rare_below", "period", "weight:rarity"} <= set(ranges)
     assert "peers" not in ranges and "window" not in ranges  # not used by this design
     assert ranges["horizon"] == blocks.LIMITS["horizon"]
+    assert {
+        "horizon",
+        "group_size",
+    } <= blocks.INTEGER_GENES and "rare_below" not in blocks.INTEGER_GENES
     current = {
         name: genome.weight_map[name[7:]] if name.startswith("weight:") else getattr(genome, name)
         for name in ranges

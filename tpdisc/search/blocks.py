@@ -35,7 +35,7 @@ from tpdisc.search.genes import (
     fill,
 )
 
-# The range of every numeric gene; integer genes are those whose default is an int.
+# The range of every numeric gene (INTEGER_GENES take whole numbers).
 LIMITS: dict[str, tuple[float, float]] = {
     "peers": (1, 9),
     "group_size": (2, 6),
@@ -143,6 +143,9 @@ BASELINE_GENOMES: dict[str, Genome] = {
 }
 
 
+INTEGER_GENES = frozenset(f.name for f in fields(Genome) if f.type == "int")
+
+
 # --- what a design uses ------------------------------------------------------------------
 
 
@@ -246,8 +249,8 @@ def expressed_genes(genome: Genome) -> list[str]:
 
 def numeric_genes(genome: Genome) -> dict[str, tuple[float, float]]:
     """The numeric genes that change this design's protocol, with their ranges, for a
-    numeric optimiser: scalar genes by name (integers where the gene is an int), and each
-    feature weight in use as ``weight:<feature>``. :func:`with_numbers` sets them."""
+    numeric optimiser: scalar genes by name (whole numbers for :data:`INTEGER_GENES`), and
+    each feature weight in use as ``weight:<feature>``. :func:`with_numbers` sets them."""
     expressed = set(expressed_genes(genome))
     out = {name: LIMITS[name] for name in LIMITS if name in expressed}
     out.update({f"weight:{name}": WEIGHT_RANGE for name, _ in genome.weights})
@@ -268,8 +271,7 @@ def with_numbers(genome: Genome, values: Mapping[str, float]) -> Genome:
             weights[feature] = round(min(high, max(low, float(value))), 2)
         elif name in LIMITS:
             clipped = _clip(name, float(value))
-            is_int = isinstance(getattr(genome, name), int)
-            changes[name] = round(clipped) if is_int else round(clipped, 3)
+            changes[name] = round(clipped) if name in INTEGER_GENES else round(clipped, 3)
         else:
             raise ConfigError(f"genome: {name!r} is not a numeric gene")
     changes["weights"] = tuple((f, weights[f]) for f, _ in genome.weights)
@@ -426,8 +428,8 @@ def describe(g: Genome) -> str:
         passing = f" Only these are sent (a rule on successes lets failures through): {rules}."
     chance = f", each recipient with probability {g.p_share:g}" if g.p_share < 1 else ""
     caps = [
-        f"at most {share:.0%} {what}"
-        for share, what in ((g.failure_share, "failures"), (g.mate_share, "from group mates"))
+        f"at most {share:.0%} {kind}"
+        for share, kind in ((g.failure_share, "failures"), (g.mate_share, "from group mates"))
         if share < 1
     ]
     if caps:
