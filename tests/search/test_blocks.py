@@ -280,26 +280,34 @@ class Reference:
                     score = sum(w * value[f] for f, w in g.weights)
                     age = len(memories) - 1 - k
                     ranked.append((-round(score, 9), age, s, k, frozenset((e1, e2)), result))
+            caps = {
+                kind: int(share * quota)
+                for share, kind in ((g.failure_share, "failure"), (g.mate_share, "mate"))
+                if share < 1
+            }
+
+            # each cap in its order keeps the best few of its kind (copies count), then
+            # the best copy of each recipe, then the quota
+            order = sorted(ranked)
+            for kind, cap in caps.items():
+                of_kind = [m for m in order if kind in kinds(m[2], m[5], team)]
+                order = [m for m in order if m not in of_kind[cap:]]
             distinct, recipes = [], set()
-            for *_, s, k, recipe, result in sorted(ranked):
+            for *_, s, k, recipe, result in order:
                 if recipe not in recipes:
                     recipes.add(recipe)
                     distinct.append((s, k, result))
-            # the caps, in this order, then the quota
-            for share, kind in ((g.failure_share, "failure"), (g.mate_share, "mate")):
-                if share < 1:
-                    capped = [
-                        m
-                        for m in distinct
-                        if (m[2] is None if kind == "failure" else m[0] in team[1:])
-                    ]
-                    dropped = capped[int(share * quota) :]
-                    distinct = [m for m in distinct if m not in dropped]
             chosen = [(s, k) for s, k, _ in distinct[:quota]]
             self.sent[r] |= {result for _, _, result in distinct[:quota] if result is not None}
             if chosen:
                 out[r] = chosen
         return out
+
+
+def kinds(sender: int, result: str | None, team: list[int]) -> set[str]:
+    """The capped classes a memory belongs to, for a recipient whose group is ``team``
+    (the recipient first)."""
+    return ({"failure"} if result is None else set()) | ({"mate"} if sender in team[1:] else set())
 
 
 def reference_designs() -> list[blocks.Genome]:
@@ -316,9 +324,10 @@ def reference_designs() -> list[blocks.Genome]:
                 p_share=1.0,
                 schedule="always",
                 n_memories=int(rng.integers(2, 6)),
-                # caps that leave room for something
-                failure_share=max(0.5, g.failure_share),
-                mate_share=max(0.5, g.mate_share),
+                # caps that leave room for something, or (in a few) for nothing
+                failure_share=0.1 if k in (2, 7) else max(0.5, g.failure_share),
+                mate_share=0.1 if k in (3, 8, 13) else max(0.5, g.mate_share),
+                group_size=2 if k in (3, 8, 13) else g.group_size,  # non-mates among 4
                 horizon=int(rng.choice([3, 5, 8, 150])),
                 filters=g.filters or (list(FILTERS)[k % len(FILTERS)],),
                 rare_below=0.5,

@@ -501,6 +501,7 @@ $score
 blocked = ~self.senders(i_step)[:, sender]
 $filters
 score[blocked] = -np.inf
+$caps
 return self.pick(score, sender, index, result, recipe, quota)"""
 _PREFILTER = """# rules that hold for every recipient drop candidates before anything is scored
 keep = np.ones(sender.size, dtype=bool)
@@ -540,8 +541,8 @@ made = index >= 0  # agents with fewer memories than the window
 return sender[made], index[made]"""
 _PICK = """rows = self.agents[:, None]
 size = score.shape[1]
-# order only each row's best few, with room for copies of one recipe (the whole
-# row when copies leave it short)
+# order only each row's best few, with room for copies of one recipe (twice as many
+# while copies leave a row short)
 look = min(size, 2 * quota + 4)
 while True:
     top = np.argpartition(-score, look - 1, axis=1)[:, :look]
@@ -552,11 +553,10 @@ while True:
     best = np.zeros(key.size, dtype=bool)
     best[np.unique(key, return_index=True)[1]] = True
     keep = best.reshape(key.shape) & usable
-    $caps
     short = (keep.sum(axis=1) < quota) & usable[:, -1]
     if look == size or not short.any():
         break
-    look = size
+    look = min(size, 2 * look)
 keep &= np.cumsum(keep, axis=1) <= quota
 $sampling
 who, rank = np.nonzero(keep)
@@ -571,12 +571,20 @@ for recipient, n_sent in enumerate(keep.sum(axis=1).tolist()):
         start += n_sent
 self.memories_sent += len(pairs)
 return exchanges"""
+# A cap keeps each row's best few of a kind (copies of a recipe count each), by
+# ruling out the rest before anything is picked: (cap + 1)-th best and below.
 _FAILURE_CAP = """# failures take at most $share of the quota (the best ones)
-failed = result[top] == 0
-keep &= ~failed | (np.cumsum(keep & failed, axis=1) <= $share * quota)"""
-_MATE_CAP = """# group mates take at most $share of the quota (their best memories), others the rest
-mate = self.mates[rows, sender[top]]
-keep &= ~mate | (np.cumsum(keep & mate, axis=1) <= $share * quota)"""
+cap = int($share * quota)
+if cap < sender.size:
+    failed = result == 0
+    bar = -np.partition(-np.where(failed, score, -np.inf), cap, axis=1)[:, cap : cap + 1]
+    score[failed & (score <= bar)] = -np.inf"""
+_MATE_CAP = """# group mates take at most $share of the quota (their best ones), others the rest
+cap = int($share * quota)
+if cap < sender.size:
+    mate = self.mates[:, sender]
+    bar = -np.partition(-np.where(mate, score, -np.inf), cap, axis=1)[:, cap : cap + 1]
+    score[mate & (score <= bar)] = -np.inf"""
 _SAMPLING = """# each recipient is served with probability $p_share
 keep &= (self.rng.random(self.n_agents) < $p_share)[:, None]"""
 _GET_LOGS = """return [
@@ -645,6 +653,11 @@ def _records(g: Genome, part: str) -> str:
 def render(g: Genome) -> str:
     """Readable protocol source for genome ``g``."""
     route, schedule = ROUTES[g.route], SCHEDULES[g.schedule]
+    caps = "\n".join(
+        fill(template, share=f"{share:g}")
+        for share, template in ((g.failure_share, _FAILURE_CAP), (g.mate_share, _MATE_CAP))
+        if share < 1
+    )
     share = fill(
         _SHARE_MEMORIES,
         per_step=_records(g, "per_step"),
@@ -653,6 +666,7 @@ def render(g: Genome) -> str:
         inputs=_inputs(g, "candidate"),
         score=_score_code(g),
         filters="\n".join(_filter_code(g, "recipient")),
+        caps=caps,
     )
     init = fill(
         _INIT,
@@ -662,11 +676,6 @@ def render(g: Genome) -> str:
         schedule=expand(schedule.init, g),
     )
     sampling = fill(_SAMPLING, p_share=f"{g.p_share:g}") if g.p_share < 1 else ""
-    caps = [
-        fill(template, share=f"{share:g}")
-        for share, template in ((g.failure_share, _FAILURE_CAP), (g.mate_share, _MATE_CAP))
-        if share < 1
-    ]
     methods = [
         _method("__init__(self, n_agents, n_steps)", init),
         _method("share_memories(self, i_step, agent_states)", share),
@@ -698,7 +707,7 @@ def render(g: Genome) -> str:
         ),
         _method(
             "pick(self, score, sender, index, result, recipe, quota)",
-            fill(_PICK, caps="\n".join(caps), sampling=sampling, on_send=_records(g, "on_send")),
+            fill(_PICK, sampling=sampling, on_send=_records(g, "on_send")),
             "Each recipient's `quota` best candidates, the best copy of each recipe only,\n"
             "none scored -inf: {recipient: [(sender, memory index), ...]}.",
         ),
