@@ -122,9 +122,7 @@ def test_an_escape_refused_by_the_precheck_is_a_failed_candidate(evaluator) -> N
 def test_a_race_stops_a_candidate_clearly_below_the_bar(evaluator) -> None:
     """With a bar far above anything reachable, the race stops after its first round;
     with a bar at zero, the candidate gets every seed, the same scores as unraced."""
-    raced = CandidateEvaluator(
-        evaluator.domain, CONFIG.updated(race_sims=2), evaluator.executor
-    )
+    raced = CandidateEvaluator(evaluator.domain, CONFIG.updated(race_sims=2), evaluator.executor)
     stopped = raced.score("good", GOOD, bar=1e6)
     assert stopped.raced and stopped.error is None
     assert stopped.evaluation.seeds == [0, 1] and len(stopped.logs) == 2
