@@ -27,8 +27,9 @@ def open_archive(run_dir: Path) -> Archive:
 def totals_line(archive: Archive) -> str:
     t = archive.totals()
     return (
-        f"{t.valid} valid, {t.invalid} failed, {t.duplicates} duplicates "
-        f"({t.repairs} repair attempts) over {t.iterations} iterations"
+        f"{t.valid} valid, {t.invalid} failed, {t.duplicates} duplicates"
+        + (f", {t.raced} stopped early by racing" if t.raced else "")
+        + f" ({t.repairs} repair attempts) over {t.iterations} iterations"
         + (
             f"; {t.llm_calls} LLM calls, {t.prompt_tokens:,} prompt + "
             f"{t.completion_tokens:,} completion tokens, ${t.cost:.4f}"

@@ -18,6 +18,7 @@ from typing import IO
 
 import numpy as np
 
+from tpdisc.config_tree import read_yaml
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
@@ -63,7 +64,10 @@ def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) ->
     """
     stored = run_dir / CONFIG_FILE
     if stored.is_file():
-        resolved = SearchConfig.load(stored).resumed_with(requested)
+        data = read_yaml(stored)
+        # a run begun before racing existed scored every candidate fully, and goes on so
+        data.setdefault("racing", False)
+        resolved = SearchConfig.from_dict(data, str(stored)).resumed_with(requested)
     elif config is None:
         raise ConfigError(f"{run_dir}: no {CONFIG_FILE}, and no settings to start a run with")
     else:
@@ -249,6 +253,13 @@ class SearchLoop:
             is_known=self._is_known,
         )
 
+    def race_bar(self) -> float | None:
+        """The fitness a raced candidate must be able to reach (the ``race_rank``-th best
+        valid protocol's), or None when candidates are not raced."""
+        if not self.config.races:
+            return None
+        return self.archive.fitness_at_rank(self.config.race_rank)
+
     def _is_known(self, code: str) -> bool:
         return self.archive.find_code(code) is not None
 
@@ -320,9 +331,9 @@ class SearchLoop:
                 if attempt == 0 and first is not None:
                     scored = first
                 else:
-                    scored = self.evaluator.score(row.name, proposal.code)
+                    scored = self.evaluator.score(row.name, proposal.code, self.race_bar())
                 if scored.error is None:
-                    row.status = "valid"
+                    row.status = "raced" if scored.raced else "valid"
                     self._fill_fitness(row, scored)
                     break
                 row.error = scored.error
@@ -365,8 +376,9 @@ class SearchLoop:
                 continue
             seen.add(code)
             todo.append(plan)
+        bar = self.race_bar()
         scores = self.evaluator.score_many(
-            [(candidate_name(p.iteration, 0), p.proposal.code or "") for p in todo]
+            [(candidate_name(p.iteration, 0), p.proposal.code or "", bar) for p in todo]
         )
         first = {p.iteration: scored for p, scored in zip(todo, scores, strict=True)}
         for plan in plans:
