@@ -4,6 +4,7 @@ does what its description says, at a cost that does not grow with the history.""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import replace
@@ -424,3 +425,37 @@ def test_copies_of_one_recipe_do_not_crowd_out_the_others() -> None:
     hears = ~np.eye(N_AGENTS, dtype=bool)
     assert got == Reference(genome).share(states, hears, None, 3)
     assert all(len(sent) == 3 for sent in got.values())  # one copy and two older recipes
+
+
+def test_tune_moves_only_expressed_numbers_within_their_ranges() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        g = blocks.random_genome(rng)
+        tuned, note = blocks.tune(g, rng)
+        assert tuned != g and note
+        ranges = blocks.numeric_genes(g)
+        if not note.startswith("tuned"):
+            continue  # nothing numeric to move: a mutation instead
+        changed = {
+            f.name
+            for f in dataclasses.fields(g)
+            if f.name != "weights" and getattr(g, f.name) != getattr(tuned, f.name)
+        }
+        assert changed <= set(ranges), (changed, ranges)
+        assert [f for f, _ in tuned.weights] == [f for f, _ in g.weights]
+        for name in changed:
+            low, high = blocks.LIMITS[name]
+            assert low <= getattr(tuned, name) <= high
+
+
+def test_tune_steps_the_window_on_a_log_scale() -> None:
+    rng = np.random.default_rng(6)
+    short, long = blocks.Genome(horizon=20), blocks.Genome(horizon=100)
+    ratios = {"short": [], "long": []}
+    for _ in range(300):
+        for key, g in (("short", short), ("long", long)):
+            tuned, _ = blocks.tune(g, rng)
+            if tuned.horizon != g.horizon:
+                ratios[key].append(abs(np.log(tuned.horizon / g.horizon)))
+    # the same relative steps at both ends (within sampling and rounding)
+    assert abs(np.median(ratios["short"]) - np.median(ratios["long"])) < 0.15

@@ -46,7 +46,7 @@ def run(
         run_dir,
         config,
         make_domain(graph),
-        proposer or OfflineProposer(),
+        proposer or OfflineProposer(config.surrogate_screen),
         executor or SerialExecutor(),
     ) as loop:
         loop.summary = loop.run()
@@ -130,6 +130,7 @@ class Interrupting(OfflineProposer):
     """Dies (like a kill) in the middle of one iteration, after proposing."""
 
     def __init__(self, at: int) -> None:
+        super().__init__()
         self.at = at
 
     def propose(self, request, rng):

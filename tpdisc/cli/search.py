@@ -101,6 +101,19 @@ SEARCH_OPTIONS: tuple[Opt, ...] = (
         "race_rank",
     ),
     Opt(
+        "surrogate_screen",
+        Annotated[
+            int,
+            typer.Option(
+                min=1,
+                help="Offline proposer: children of the parent made per improve iteration, of "
+                "which a model of the archive's fitness (randomised trees over the designs' "
+                "genes) picks the one to score; 1: no model.",
+            ),
+        ],
+        "surrogate_screen",
+    ),
+    Opt(
         "batch",
         Annotated[
             int,

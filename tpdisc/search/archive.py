@@ -657,6 +657,23 @@ class Archive(Database):
         ).fetchone()
         return None if row is None else int(row[0])
 
+    def scored_designs(self) -> list[tuple[dict[str, Any], float]]:
+        """Every scored block-built design (valid or raced) as (genome JSON, fitness)."""
+        rows = self.db.execute(
+            "SELECT id, genome, fitness_mean FROM protocols WHERE status IN ('valid', 'raced') "
+            "AND genome IS NOT NULL AND fitness_mean IS NOT NULL ORDER BY id"
+        ).fetchall()
+        out = []
+        for pid, text, fitness in rows:
+            row = f"protocols row {pid}"
+            genome = _decoded(self.path, row, "genome", text)
+            for column, value in (("genome", genome), ("fitness_mean", fitness)):
+                expected, test = _COLUMNS[column]
+                if not test(value):
+                    raise bad_value(self.path, row, column, expected, value)
+            out.append((genome, float(fitness)))
+        return out
+
     def fitness_at_rank(self, rank: int) -> float | None:
         """The fitness of the ``rank``-th best valid protocol (1: the best), or None when
         there are fewer."""

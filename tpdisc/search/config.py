@@ -22,6 +22,8 @@ from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 PROPOSERS: tuple[str, ...] = ("offline", "llm")
+# What a stored run's settings that lack these meant: it was begun before they existed.
+LEGACY: dict[str, Any] = {"racing": False, "surrogate_screen": 1}
 # Racing stops a candidate whose first-round mean plus this many standard errors is below
 # the bar: one whose true fitness equals the bar is stopped about 2 % of the time.
 RACE_Z = 2.0
@@ -75,6 +77,9 @@ class SearchConfig:
     racing: bool | None = None
     race_sims: int = 10
     race_rank: int = 10
+    # The offline proposer's children of a parent per improve iteration, of which a model
+    # of the archive's fitness picks the one to score (1: no model, the first child).
+    surrogate_screen: int = 24
     proposer: str = "offline"
     sim: SimConfig = field(default_factory=SimConfig)
     sandboxed: bool = True
@@ -92,6 +97,7 @@ class SearchConfig:
             "batch": self.batch,
             "race_sims": self.race_sims,
             "race_rank": self.race_rank,
+            "surrogate_screen": self.surrogate_screen,
         }
         for name, value in positive.items():
             if value < 1:
@@ -155,7 +161,12 @@ class SearchConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> SearchConfig:
-        return cls.from_dict(read_yaml(path), str(path))
+        """A run's stored settings. A run begun before a setting existed goes on as it
+        began: without racing, without the surrogate (``LEGACY``)."""
+        data = read_yaml(path)
+        for name, value in LEGACY.items():
+            data.setdefault(name, value)
+        return cls.from_dict(data, str(path))
 
     def save(self, path: str | Path) -> None:
         write_yaml(path, self)

@@ -18,7 +18,6 @@ from typing import IO
 
 import numpy as np
 
-from tpdisc.config_tree import read_yaml
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
@@ -64,10 +63,7 @@ def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) ->
     """
     stored = run_dir / CONFIG_FILE
     if stored.is_file():
-        data = read_yaml(stored)
-        # a run begun before racing existed scored every candidate fully, and goes on so
-        data.setdefault("racing", False)
-        resolved = SearchConfig.from_dict(data, str(stored)).resumed_with(requested)
+        resolved = SearchConfig.load(stored).resumed_with(requested)
     elif config is None:
         raise ConfigError(f"{run_dir}: no {CONFIG_FILE}, and no settings to start a run with")
     else:
@@ -234,7 +230,12 @@ class SearchLoop:
         if self.config.is_warmup(iteration):
             seeds = tuple(self.archive.candidates(valid_only=True, mode="seed"))
             return ProposalRequest(
-                iteration, "warm-up", stats, baselines=seeds, is_known=self._is_known
+                iteration,
+                "warm-up",
+                stats,
+                baselines=seeds,
+                is_known=self._is_known,
+                scored=self.archive.scored_designs,
             )
         pool = self.archive.summaries(valid_only=True)
         chosen = thompson_parent(pool, rng, self.config.thompson_lambda)
@@ -251,6 +252,7 @@ class SearchLoop:
             parent=parent,
             contrasts=tuple(others),
             is_known=self._is_known,
+            scored=self.archive.scored_designs,
         )
 
     def race_bar(self) -> float | None:
