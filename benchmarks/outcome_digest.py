@@ -24,7 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from tpdisc.agents.base import AgentParams
-from tpdisc.agents.empowerment.model import named_model
+from tpdisc.agents.empowerment.model import EmpowermentModel, named_model
+from tpdisc.agents.stochastic_model import StochasticModel
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import VariantSpec, make_domain
 from tpdisc.protocols.baselines import BaselineProtocol
@@ -32,21 +33,35 @@ from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
 
 # The rows named as before the empowerment model had a section of its own play that
-# model, ``previous``: their digests must not move when another model changes.
+# model, ``previous``, and stochastic agents for whom a received memory counts as tried
+# for good, as they did then: their digests must not move when another model changes.
 PREVIOUS = named_model("previous")
+FOR_GOOD = StochasticModel(received="always")
+
+
+def _params(empowerment: EmpowermentModel, p_social: float = 0.5) -> AgentParams:
+    return AgentParams(p_social=p_social, empowerment=empowerment, stochastic=FOR_GOOD)
+
+
 PARAMS = {
-    "default": AgentParams(empowerment=PREVIOUS),
-    "beta/2": AgentParams(empowerment=replace(PREVIOUS, beta=0.025)),
-    "p_social=0.9": AgentParams(p_social=0.9, empowerment=PREVIOUS),
-    "owned=zero": AgentParams(empowerment=replace(PREVIOUS, owned="zero")),
-    "owned=ignore": AgentParams(empowerment=replace(PREVIOUS, owned="ignore")),
-    "received=prior": AgentParams(empowerment=replace(PREVIOUS, received="prior")),
-    "zscore=no": AgentParams(empowerment=replace(PREVIOUS, zscore=False)),
-    "fallback=any": AgentParams(empowerment=replace(PREVIOUS, fallback="any")),
-    # the default model since the identification study (docs/fidelity.md)
-    "calibrated": AgentParams(),
-    "paper-literal": AgentParams(empowerment=named_model("paper-literal")),
+    "default": _params(PREVIOUS),
+    "beta/2": _params(replace(PREVIOUS, beta=0.025)),
+    "p_social=0.9": _params(PREVIOUS, p_social=0.9),
+    "owned=zero": _params(replace(PREVIOUS, owned="zero")),
+    "owned=ignore": _params(replace(PREVIOUS, owned="ignore")),
+    "received=prior": _params(replace(PREVIOUS, received="prior")),
+    "zscore=no": _params(replace(PREVIOUS, zscore=False)),
+    "fallback=any": _params(replace(PREVIOUS, fallback="any")),
+    # the default model of the first identification study (docs/fidelity.md)
+    "calibrated": _params(named_model("calibrated")),
+    "paper-literal": _params(named_model("paper-literal")),
+    # today's defaults: a received failure known for one choice (calibrated-step), and a
+    # received memory a stochastic agent's tried pair for one choice
+    "calibrated-step": AgentParams(),
+    "stochastic=never": AgentParams(stochastic=StochasticModel(received="never")),
 }
+# Rows of the first models only (the later ones have rows of their own below).
+FIRST = tuple(name for name in PARAMS if name not in ("calibrated-step", "stochastic=never"))
 VARIANTS = ("full", "depth-limited", "dropout", "3-item", "heterogeneous")
 # (variant, agents: a type or a population, n_agents, n_steps, params, baseline, seed)
 Case = tuple[str, str, int, int, str, str, int]
@@ -54,7 +69,7 @@ Case = tuple[str, str, int, int, str, str, int]
 
 def cases(quick: bool) -> list[Case]:
     out: list[Case] = []
-    for params in PARAMS:
+    for params in (*FIRST, "calibrated-step"):
         for baseline in ("asocial", "paired", "stochastic", "dynamic"):
             out += [("full", "empowerment", 10, 150, params, baseline, s) for s in (0, 1)]
     for variant in VARIANTS[1:]:
@@ -65,6 +80,9 @@ def cases(quick: bool) -> list[Case]:
     for variant in VARIANTS:
         for baseline in ("asocial", "paired", "stochastic"):
             out += [(variant, "stochastic", 10, 150, "default", baseline, s) for s in (0, 1)]
+    for params in ("calibrated-step", "stochastic=never"):
+        for baseline in ("paired", "stochastic"):
+            out += [("full", "stochastic", 10, 150, params, baseline, s) for s in (0, 1)]
     mixed = "empowerment:4,stochastic:3,empowerment:3"
     for baseline in ("paired", "stochastic"):
         out += [("full", mixed, 10, 150, "default", baseline, s) for s in (0, 1)]

@@ -40,7 +40,7 @@ def test_uniform_over_all_pairs_at_first() -> None:
 
 
 def test_known_pairs_are_not_tried_again() -> None:
-    agent = StochasticAgent(N_ELEMENTS, p_social=0.5)
+    agent = StochasticAgent(N_ELEMENTS, p_social=0.5, received="always")
     state = AgentState.start(N_ELEMENTS, [0, 1, 2])
     agent.observe_own(1, 0, 5)  # either order
     agent.observe_received([(2, 2, -1), (2, 0, 7)])
@@ -99,7 +99,7 @@ def test_social_bias(p_social: float) -> None:
 
 
 def test_social_bias_skips_known_social_pairs() -> None:
-    agent = StochasticAgent(N_ELEMENTS, p_social=1.0)
+    agent = StochasticAgent(N_ELEMENTS, p_social=1.0, received="always")
     state = AgentState.start(N_ELEMENTS, [0, 1])
     agent.observe_received([(0, 9, -1), (1, 9, -1)])
     assert set(draws(agent, state, [9], 200)) == {(9, 9)}
@@ -139,7 +139,7 @@ def reference_choice(
 def test_choices_match_the_whole_candidate_set(p_social: float) -> None:
     """The agent's shortcuts (keys kept while the inventory stays the same, pairs using a
     social item looked for only when the bias applies) draw exactly as the definition."""
-    agent = StochasticAgent(N_ELEMENTS, p_social)
+    agent = StochasticAgent(N_ELEMENTS, p_social, received="always")
     state = AgentState.start(N_ELEMENTS, [0, 1, 2, 3])
     socials = [[], [9], [2], [9, 1, 11], [3, 12, 13]]
     for step, gained in enumerate([None, 5, None, 8, 9]):

@@ -8,6 +8,7 @@ import pytest
 
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.model import EmpowermentModel, PriorChoice, named_model
+from tpdisc.agents.stochastic_model import StochasticModel
 from tpdisc.cli.options import SEARCH_LLM_OPTIONS
 from tpdisc.cli.settings import Options
 from tpdisc.domain.variants import VariantSpec
@@ -115,7 +116,11 @@ def test_a_file_of_the_flat_format_is_read_into_the_tree(tmp_path) -> None:
         n_agents=4,
         n_steps=8,
         agent_type="stochastic",
-        params=AgentParams(empowerment=replace(named_model("previous"), prior=PriorChoice(seed=2))),
+        params=AgentParams(
+            empowerment=replace(named_model("previous"), prior=PriorChoice(seed=2)),
+            # a run begun before the choice existed: a received memory tried for good
+            stochastic=StochasticModel(received="always"),
+        ),
         variant=VariantSpec("3-item"),
     )
     assert config.sandbox.time_limit == 5.0

@@ -63,8 +63,12 @@ def test_offline_improve_stays_close_to_the_parent() -> None:
         differing = [
             g for g in parent_genome.to_json() if getattr(child, g) != getattr(parent_genome, g)
         ]
-        assert 1 <= len(differing) <= 3
-        assert proposal.reasoning.startswith("refined i0003")
+        assert differing and proposal.reasoning.startswith("refined i0003")
+        if "tuned" in proposal.reasoning:  # numbers only, each a small step
+            numeric = {n.partition(":")[0] for n in blocks.numeric_genes(parent_genome)}
+            assert set(differing) <= numeric | {"weights"}
+        else:
+            assert len(differing) <= 3
 
 
 def test_offline_improve_scores_the_child_the_surrogate_rates_best() -> None:

@@ -22,7 +22,7 @@ class StochasticModel:
     inventory (``step``), or not at all (``never``: "untried" means not tried by the agent
     itself). Own attempts count for good."""
 
-    received: str = "always"
+    received: str = "step"
 
     def __post_init__(self) -> None:
         if self.received not in LIFETIMES:

@@ -106,9 +106,11 @@ ModelOpt = Annotated[
     typer.Option(
         "--empowerment-model",
         help="Named set of the empowerment agents' modelling choices: "
-        f"{', '.join(model_names())} ('calibrated': the default, identified from the "
-        "reference's published protocols; 'paper-literal': the reference's text read "
-        "literally, beta 0.05; 'previous': tpdisc's default before that study; "
+        f"{', '.join(model_names())} ('calibrated-step': the default, identified from the "
+        "reference's published protocols, a received failure known for one choice; "
+        "'calibrated': the same with received failures known for good, the default "
+        "before; 'paper-literal': the reference's text read literally, beta 0.05; "
+        "'previous': tpdisc's default before 'calibrated'; "
         "docs/fidelity.md). --beta and --empowerment-choices change it further.",
     ),
 ]

@@ -22,8 +22,13 @@ from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 PROPOSERS: tuple[str, ...] = ("offline", "llm")
-# What a stored run's settings that lack these meant: it was begun before they existed.
-LEGACY: dict[str, Any] = {"racing": False, "surrogate_screen": 1}
+# What a stored run's settings that lack these meant: it was begun before they existed
+# (a received memory made a stochastic agent's pair tried for good then).
+LEGACY: dict[str, Any] = {
+    "racing": False,
+    "surrogate_screen": 1,
+    "sim.params.stochastic.received": "always",
+}
 # Racing stops a candidate whose first-round mean plus this many standard errors is below
 # the bar: one whose true fitness equals the bar is stopped about 2 % of the time.
 RACE_Z = 2.0
@@ -163,9 +168,11 @@ class SearchConfig:
     def load(cls, path: str | Path) -> SearchConfig:
         """A run's stored settings. A run begun before a setting existed goes on as it
         began: without racing, without the surrogate (``LEGACY``)."""
-        data = read_yaml(path)
+        data = upgraded(read_yaml(path))
+        given = flatten(data)
         for name, value in LEGACY.items():
-            data.setdefault(name, value)
+            if name not in given:
+                data = with_value(data, name, value)
         return cls.from_dict(data, str(path))
 
     def save(self, path: str | Path) -> None:

@@ -85,13 +85,13 @@ class EmpowermentModel:
     - ``prior``: the prior's backend and seed.
     """
 
-    name: str = "calibrated"
+    name: str = "calibrated-step"
     beta: float = 4.0
     zscore: bool = True
     received: str = "zero"
     received_worth: float = 1.0
     remember: str = "always"
-    failures: str = "always"
+    failures: str = "step"
     owns: str = "inventory"
     owned: str = "renormalise"
     bias: str = "any"
@@ -208,21 +208,25 @@ def _text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-# Complete sets of choices by name (the fields' defaults are ``calibrated``'s).
-# ``calibrated``: identified from the reference's published protocols (docs/fidelity.md): a
-# received memory marks its pair as tried, as Brändle et al.'s simulated agents never repeat
-# a combination and tpdisc's stochastic agents do not; a flat softmax (β 4 on z-scored
-# values) over the pairs worth something. ``paper-literal`` reads the reference's text
-# literally: its temperature (0.05, on z-scored values as in Brändle et al.'s code), a
-# received success a certain one worth EmpItem of its result for good, owned results worth 0
-# inside the sum. ``previous`` is tpdisc's default before that study, kept so that earlier
-# results can be reproduced.
+# Complete sets of choices by name (the fields' defaults are ``calibrated-step``'s).
+# ``calibrated-step``: identified from the reference's published protocols
+# (docs/fidelity.md): ``calibrated`` with a received failure known for the agent's next
+# choice only, like the social inventory (and as LLM agents see received memories), not
+# for good. ``calibrated``: the default of issue 25's study: a received memory marks its
+# pair as tried, as Brändle et al.'s simulated agents never repeat a combination; a flat
+# softmax (β 4 on z-scored values) over the pairs worth something; a received failure known
+# for good. ``paper-literal`` reads the reference's text literally: its temperature (0.05, on
+# z-scored values as in Brändle et al.'s code), a received success a certain one worth
+# EmpItem of its result for good, owned results worth 0 inside the sum. ``previous`` is
+# tpdisc's default before that study. Each older model is kept so that its results can be
+# reproduced.
 MODELS: dict[str, dict[str, Any]] = {
-    "calibrated": {},
-    "paper-literal": {"beta": 0.05, "received": "item", "owned": "zero"},
-    "previous": {"beta": 0.5, "received": "item"},
+    "calibrated-step": {},
+    "calibrated": {"failures": "always"},
+    "paper-literal": {"beta": 0.05, "received": "item", "owned": "zero", "failures": "always"},
+    "previous": {"beta": 0.5, "received": "item", "failures": "always"},
 }
-DEFAULT_MODEL = "calibrated"
+DEFAULT_MODEL = "calibrated-step"
 
 
 def named_model(name: str) -> EmpowermentModel:

@@ -108,7 +108,8 @@ class LLMAgent(Agent):
         self.config = config
         self.step = 0
         self.received: list[Memory] = []
-        self.fallback = StochasticAgent(graph.n_elements, p_social=0.0)
+        # among the pairs whose outcome the agent has seen at all (the module docstring)
+        self.fallback = StochasticAgent(graph.n_elements, p_social=0.0, received="always")
         self.sample: str | None = None
         self.session: LLMSession | None = None
         self.counts = dict.fromkeys(STAT_KEYS, 0.0)
