@@ -19,6 +19,9 @@ measures a model against those anchors, on several priors, each built in an empt
         received memory counts its pair as tried)
     python benchmarks/fidelity.py report
         the markdown tables of docs/fidelity.md, from results/fidelity/*.json
+    python benchmarks/fidelity.py judge RESULTS.json ...
+        the anchors of ``tpdisc evaluate ../shared/reference_protocols/*.py --ablate
+        --json RESULTS.json`` (the reference's own baseline files as the standard baselines)
 
 A setting is ``name=value`` pairs joined by ``;``: ``model=NAME`` picks a named model
 (default: the default model), ``p_social=X`` the social bias, ``stochastic=LIFETIME`` the
@@ -440,9 +443,39 @@ def report() -> None:
         print("\n".join(mechanism_table(data["runs"])))
 
 
+def judge(paths: list[Path]) -> None:
+    """The anchors of ``tpdisc evaluate --json`` results of the reference's files, one row
+    per file: its ``baseline_*`` files stand for the standard baselines."""
+    runs = [evaluated_run(path) for path in paths]
+    print("\n".join(anchor_table(runs)))
+    for run in runs:
+        a = run["anchors"]
+        met = [k for k in "abcde" if a.get(k)]
+        print(f"{run['setting']} (prior seed {run['prior_seed']}): met {''.join(met) or 'none'}")
+
+
+def evaluated_run(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    params = data["config"]["params"]
+    results: dict[str, Any] = {}
+    for row in data["results"]:
+        name = str(row["protocol"]).removeprefix("baseline_")
+        results[name] = {"mean": row["mean"], "final": row["final"]}
+    evolved = sorted(n for n in results if n.startswith("evolved") and "(ablated)" not in n)
+    ablated = all(f"{n} (ablated)" in results for n in evolved)
+    kind = data["config"]["agent_type"]
+    model = params["empowerment"]["name"] if kind == "empowerment" else kind
+    return {
+        "setting": f"{path.name}: {model}",
+        "prior_seed": params["empowerment"]["prior"]["seed"],
+        "anchors": anchors_of(results, evolved, ablated),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("what", choices=("mechanism", "grid", "stochastic", "report"))
+    p.add_argument("what", choices=("mechanism", "grid", "stochastic", "report", "judge"))
+    p.add_argument("files", nargs="*", type=Path, help="judge: tpdisc evaluate --json files")
     p.add_argument("--prior-seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--variants", nargs="+", default=[""], help="grid: settings ('' = default)")
     p.add_argument("--sims", type=int, default=30)
@@ -461,6 +494,9 @@ def main() -> None:
     args = p.parse_args()
     if args.what == "report":
         report()
+        return
+    if args.what == "judge":
+        judge(args.files)
         return
     os.environ["TPDISC_CACHE"] = args.cache or tempfile.mkdtemp(prefix="tpdisc-fidelity-")
     print(f"cache: {os.environ['TPDISC_CACHE']}", flush=True)
