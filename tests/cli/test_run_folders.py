@@ -72,7 +72,7 @@ def test_a_bad_value_is_one_line_naming_file_row_and_column(
     run_dir: Path, command: list[str], column: str, value: object, message: str
 ) -> None:
     tamper(run_dir, f"UPDATE protocols SET {column}=? WHERE name='child'", value)
-    result = runner.invoke(app, [*command, str(run_dir)])
+    result = runner.invoke(app, [command[0], str(run_dir), *command[1:]])
     if command == ["archive"] and column not in {f.name for f in fields(CandidateSummary)}:
         assert result.exit_code == 0  # the listing never reads that column
         return
@@ -99,7 +99,7 @@ def test_a_bad_rescore_row_is_one_line(
     with Archive(run_dir / Archive.FILE_NAME) as archive:
         archive.add_rescore(Rescore(2, [100, 101], [6.0, 7.0], 6.5, 0.5))
     tamper(run_dir, f"UPDATE rescores SET {column}=?", value)
-    stderr = one_line_error(runner.invoke(app, [*command, str(run_dir)]))
+    stderr = one_line_error(runner.invoke(app, [command[0], str(run_dir), *command[1:]]))
     assert f"{run_dir / Archive.FILE_NAME}: rescores row " in stderr and message in stderr
 
 
