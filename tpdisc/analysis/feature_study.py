@@ -219,7 +219,8 @@ def feature_study(
                     found.append(
                         ProtocolFeatures(protocol.run, protocol.id, protocol.name, score, stored)
                     )
-    failed = {f"{run} #{pid}": error for (run, pid), error in errors.items()}
+    names = {(p.run, p.id): p.name for run in runs for p in run.protocols}
+    failed = {f"{run}:{names.get((run, pid), pid)}": error for (run, pid), error in errors.items()}
     return FeatureStudy(len(values), feature_table(values, fitness), failed, tuple(found))
 
 
