@@ -5,7 +5,7 @@ process of its own), with one change: stochastic agents instead of empowerment o
 because tests never build the real game's prior (minutes of CPU; see ``conftest``), so its
 generalization leaves out the settings that play empowerment agents whatever the base
 (the mixed population). The report has the same pages, sections and figures either way.
-It takes about 3 minutes on 2 quiet cores (docs/testing.md).
+It takes 4 to 5 minutes on 2 busy cores, less on quiet ones (docs/testing.md).
 """
 
 from __future__ import annotations
