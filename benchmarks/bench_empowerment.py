@@ -21,6 +21,7 @@ from benchlib import full_domain, load, parser, report, timed
 
 from tpdisc.agents.base import AgentParams
 from tpdisc.agents.empowerment.agent import EmpowermentAgent
+from tpdisc.agents.empowerment.compiled_agent import CompiledEmpowermentAgent
 from tpdisc.agents.empowerment.model import DEFAULT_MODEL, MODELS, named_model
 from tpdisc.agents.empowerment.prior.store import ensure_prior
 from tpdisc.executors.process import ProcessExecutor
@@ -41,12 +42,16 @@ class AgentClock:
     def __init__(self) -> None:
         self.seconds = {m: 0.0 for m in self.METHODS}
         self.calls = {m: 0 for m in self.METHODS}
-        self.saved: dict[str, Callable[..., Any]] = {}
+        self.saved: dict[tuple[type, str], Callable[..., Any] | None] = {}
+
+    # Both classes, each with the method it resolves (the compiled one overrides some):
+    # an agent of either kind is timed once per call.
+    CLASSES = (EmpowermentAgent, CompiledEmpowermentAgent)
 
     def __enter__(self) -> AgentClock:
-        for name in self.METHODS:
-            original = getattr(EmpowermentAgent, name)
-            self.saved[name] = original
+        for cls, name in ((c, m) for c in self.CLASSES for m in self.METHODS):
+            original = getattr(cls, name)
+            self.saved[cls, name] = vars(cls).get(name)  # None: inherited
 
             def timed_call(
                 agent: EmpowermentAgent,
@@ -61,12 +66,15 @@ class AgentClock:
                     self.seconds[_name] += time.perf_counter() - t0
                     self.calls[_name] += 1
 
-            setattr(EmpowermentAgent, name, timed_call)
+            setattr(cls, name, timed_call)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for name, original in self.saved.items():
-            setattr(EmpowermentAgent, name, original)
+        for (cls, name), own in self.saved.items():
+            if own is None:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, own)
 
 
 def main() -> None:

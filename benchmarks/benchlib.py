@@ -112,29 +112,31 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
-def record(key: str, markdown: str) -> None:
-    """Replace this benchmark's block in docs/performance.md (appended the first time).
+def record(key: str, markdown: str, doc: Path = PERFORMANCE_DOC) -> None:
+    """Replace this benchmark's block in ``doc`` (appended the first time).
 
     Only the text between this key's markers changes, so sections written by hand or by
     other benchmarks stay as they are.
     """
     begin, end = f"<!-- BEGIN {key} -->", f"<!-- END {key} -->"
     block = f"{begin}\n{markdown.strip()}\n{end}"
-    text = PERFORMANCE_DOC.read_text() if PERFORMANCE_DOC.exists() else "# Performance\n"
+    text = doc.read_text() if doc.exists() else "# Performance\n"
     if begin in text and end in text:
         head, rest = text.split(begin, 1)
         text = head + block + rest.split(end, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
-    PERFORMANCE_DOC.parent.mkdir(parents=True, exist_ok=True)
-    PERFORMANCE_DOC.write_text(text)
-    print(f"recorded in {PERFORMANCE_DOC}")
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(text)
+    print(f"recorded in {doc}")
 
 
-def report(key: str, title: str, lines: list[str], record_it: bool) -> None:
-    """Print the figures; with ``record_it``, also keep them in docs/performance.md."""
+def report(
+    key: str, title: str, lines: list[str], record_it: bool, doc: Path = PERFORMANCE_DOC
+) -> None:
+    """Print the figures; with ``record_it``, also keep them in ``doc``."""
     stamp = time.strftime("%Y-%m-%d %H:%M")
     text = "\n".join([f"### {title}", "", f"Measured {stamp} on {machine()}.", "", *lines])
     print(text)
     if record_it:
-        record(key, text)
+        record(key, text, doc)

@@ -53,6 +53,10 @@ CHOICES = [
     replace(PREVIOUS, owns="usable", remember="step", received="zero"),
     replace(PREVIOUS, received_worth=0.25, bias="unowned"),
     replace(PREVIOUS, noise="pair", noise_sd=0.3),
+    replace(EmpowermentModel(), failures="step"),
+    replace(EmpowermentModel(), failures="never"),
+    replace(EmpowermentModel(), failures="step", remember="step"),
+    replace(PREVIOUS, failures="step", remember="step", owns="usable"),
 ]
 
 

@@ -14,7 +14,9 @@ import pytest
 from tpdisc.agents.base import AgentContext, AgentParams, AgentState
 from tpdisc.agents.candidates import candidate_pairs, choose_biased
 from tpdisc.agents.stochastic import StochasticAgent
+from tpdisc.agents.stochastic_model import StochasticModel
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.errors import ConfigError
 
 N_ELEMENTS = 16
 
@@ -45,6 +47,30 @@ def test_known_pairs_are_not_tried_again() -> None:
     counts = draws(agent, state, [], 3000)
     assert set(counts) == {(0, 0), (1, 1), (1, 2)}
     assert all(within(c, 3000, 1 / 3) for c in counts.values())
+
+
+@pytest.mark.parametrize("reference", [True, False])
+@pytest.mark.parametrize("received", ["always", "step", "never"])
+def test_how_long_a_received_memory_counts_as_tried(received: str, reference: bool) -> None:
+    """always: a received pair is tried for good; step: for the next choice only; never:
+    untried means not tried by the agent itself."""
+    agent = StochasticAgent(N_ELEMENTS, p_social=0.5, reference=reference, received=received)
+    state = AgentState.start(N_ELEMENTS, [0, 1])
+    agent.observe_received([(0, 0, -1), (1, 0, 7)])
+    rng = np.random.default_rng(0)
+    first = agent.choose(state, [], rng)
+    later = {agent.choose(state, [], rng) for _ in range(200)}
+    if received == "always":
+        assert first == (1, 1) and later == {(1, 1)}
+    elif received == "step":
+        assert first == (1, 1) and later == {(0, 0), (0, 1), (1, 1)}
+    else:
+        assert later | {first} == {(0, 0), (0, 1), (1, 1)}
+
+
+def test_received_rule_is_validated() -> None:
+    with pytest.raises(ConfigError, match="received='sometimes'; choose from always, step"):
+        StochasticAgent(N_ELEMENTS, p_social=0.5, received="sometimes")
 
 
 def test_everything_known_falls_back_to_any_pair() -> None:
@@ -82,10 +108,10 @@ def test_social_bias_skips_known_social_pairs() -> None:
     assert set(draws(agent, state, [9], 300)) == {(0, 0), (0, 1), (1, 1)}
 
 
-def test_from_context_reads_p_social(toy_graph: RecipeGraph) -> None:
-    ctx = AgentContext(toy_graph, 0, 3, 10, AgentParams(p_social=0.9))
-    agent = StochasticAgent.from_context(ctx)
-    assert agent.kind == "stochastic" and agent.p_social == 0.9
+def test_from_context_reads_its_params(toy_graph: RecipeGraph) -> None:
+    params = AgentParams(p_social=0.9, stochastic=StochasticModel(received="never"))
+    agent = StochasticAgent.from_context(AgentContext(toy_graph, 0, 3, 10, params))
+    assert agent.kind == "stochastic" and agent.p_social == 0.9 and agent.received == "never"
 
 
 def test_seeded_choices() -> None:

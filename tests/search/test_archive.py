@@ -263,3 +263,27 @@ def test_rescores_are_kept_and_an_older_archive_is_tolerated_then_migrated(tmp_p
         latest = reader.rescores()[pid]
     assert (latest.seeds, latest.mean, latest.fitness_values) == ([3, 4], 4.0, [4.0, 4.0])
     assert latest.to_json()["sem"] == 0.0
+
+
+def test_racing_rows_scored_designs_and_the_bar(tmp_path) -> None:
+    """A raced row is scored (its code is known, its design teaches the surrogate) but
+    never valid: not ranked, not counted among the valid."""
+    with Archive(tmp_path / "a.sqlite") as archive:
+        archive.add_seed(row("a", 0, mode="seed", fitness_mean=10.0))
+        archive.finish_iteration(
+            1,
+            "warm-up",
+            [row("i1", 1, fitness_mean=30.0, genome={"route": "everyone"}, code="x = 1")],
+        )
+        archive.finish_iteration(
+            2,
+            "warm-up",
+            [row("i2", 2, status="raced", fitness_mean=5.0, genome={"n_memories": 3}, code="y")],
+        )
+        assert archive.fitness_at_rank(1) == 30.0 and archive.fitness_at_rank(2) == 10.0
+        assert archive.fitness_at_rank(3) is None
+        assert archive.scored_designs() == [({"route": "everyone"}, 30.0), ({"n_memories": 3}, 5.0)]
+        assert archive.find_code("y") is not None
+        assert archive.totals().raced == 1 and archive.totals().valid == 1  # the seed apart
+        assert archive.totals().seeds == 1
+        assert archive.stats().n_valid == 2

@@ -44,6 +44,9 @@ def test_warmup_and_generation_only() -> None:
         ("p_improve", 1.5, "p_improve"),
         ("proposer", "magic", "proposer"),
         ("max_repairs", -1, "max_repairs"),
+        ("race_sims", 0, "race_sims"),
+        ("race_rank", 0, "race_rank"),
+        ("surrogate_screen", 0, "surrogate_screen"),
     ],
 )
 def test_bad_values_name_the_field(field: str, value: object, message: str) -> None:
@@ -170,3 +173,18 @@ def test_a_price_is_for_the_whole_model_name_dots_and_all(tmp_path) -> None:
     options = given(base_url="http://x/v1", model="gpt-4.1", price_output=8.0)
     config, _ = resolve_config(tmp_path / "run", options, write=False)
     assert config.llm is not None and config.llm.prices == {"gpt-4.1": ModelPrice(0.0, 8.0)}
+
+
+def test_a_stored_run_begun_before_racing_and_the_surrogate_goes_on_without_them(
+    tmp_path,
+) -> None:
+    path = tmp_path / "config.yaml"
+    SearchConfig().save(path)
+    fresh = SearchConfig.load(path)
+    assert fresh.races and fresh.surrogate_screen == SearchConfig().surrogate_screen
+    lines = path.read_text().splitlines()
+    path.write_text(
+        "\n".join(line for line in lines if not line.startswith(("racing", "surrogate")))
+    )
+    old = SearchConfig.load(path)
+    assert old.racing is False and not old.races and old.surrogate_screen == 1

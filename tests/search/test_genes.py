@@ -1,4 +1,5 @@
-"""Every registered route, feature and schedule renders a valid protocol and says what it is."""
+"""Every registered route, feature, filter and schedule renders a valid protocol and says what
+it is; what the options read is built only when one in use reads it."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def option_designs() -> list[tuple[str, blocks.Genome]]:
     for name in genes.FEATURES:
         out.append((f"feature-{name}", replace(base, weights=((name, 1.5),))))
         out.append((f"feature-{name}-against", replace(base, weights=((name, -0.5),))))
+    for name in genes.FILTERS:
+        out.append((f"filter-{name}", replace(base, filters=(name,), noise=0.0)))
     return out + [(f"schedule-{s}", replace(base, schedule=s)) for s in genes.SCHEDULES]
 
 
@@ -65,7 +68,16 @@ def test_features_describe_themselves(feature: genes.Feature) -> None:
     genome = blocks.Genome(weights=((feature.name, 2.0),))
     assert feature.description and feature.description in blocks.describe(genome)
     assert f"# {feature.comment}" in blocks.render(genome)
-    assert set(feature.reads) <= set(genes.SCORE_INPUTS)
+    assert feature.reads and set(feature.reads) <= set(genes.INPUTS)
+
+
+@pytest.mark.parametrize("rule", genes.FILTERS.values(), ids=lambda f: f.name)
+def test_filters_describe_themselves(rule: genes.Filter) -> None:
+    genome = blocks.Genome(filters=(rule.name,))
+    text = genes.expand(rule.description, genome)
+    assert text in blocks.describe(genome) and f"only {text}" in blocks.render(genome)
+    assert rule.per in ("candidate", "recipient") and set(rule.reads) <= set(genes.INPUTS)
+    assert set(rule.genes) <= GENE_NAMES
 
 
 @pytest.mark.parametrize("schedule", genes.SCHEDULES.values(), ids=lambda s: s.name)
@@ -76,13 +88,27 @@ def test_schedules_describe_themselves(schedule: genes.Schedule) -> None:
     assert set(schedule.genes) <= GENE_NAMES
 
 
-def test_score_inputs_are_built_only_for_features_that_read_them() -> None:
+def test_inputs_and_records_are_built_only_for_options_that_read_them() -> None:
     plain = unindented(blocks.render(blocks.Genome(weights=(("recency", 1.0),))))
-    for score_input in genes.SCORE_INPUTS.values():
+    readers = [*genes.FEATURES.values(), *genes.FILTERS.values()]
+    for name, score_input in genes.INPUTS.items():
         code = unindented(score_input.code)
-        assert score_input.stand_in in plain and code not in plain
-        reader = next(f for f in genes.FEATURES.values() if score_input.name in f.reads)
-        assert code in unindented(blocks.render(blocks.Genome(weights=((reader.name, 1.0),))))
+        assert (code in plain) == (name == "age")
+        reader = next(r for r in readers if name in r.reads)
+        design = blocks.Genome(
+            weights=((reader.name, 1.0),) if isinstance(reader, genes.Feature) else (),
+            filters=(reader.name,) if isinstance(reader, genes.Filter) else (),
+        )
+        assert code in unindented(blocks.render(design))
+    for name, record in genes.RECORDS.items():
+        init = unindented(genes.expand(record.init, blocks.Genome()))
+        assert init not in plain
+        reader = next(f for f in genes.FEATURES.values() if name in records_read(f.reads))
+        assert init in unindented(blocks.render(blocks.Genome(weights=((reader.name, 1.0),))))
+
+
+def records_read(inputs: tuple[str, ...]) -> set[str]:
+    return {r for i in inputs for r in genes.INPUTS[i].records}
 
 
 def test_fill_indents_blocks_and_drops_empty_ones() -> None:

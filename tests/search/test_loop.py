@@ -46,7 +46,7 @@ def run(
         run_dir,
         config,
         make_domain(graph),
-        proposer or OfflineProposer(),
+        proposer or OfflineProposer(config.surrogate_screen),
         executor or SerialExecutor(),
     ) as loop:
         loop.summary = loop.run()
@@ -130,6 +130,7 @@ class Interrupting(OfflineProposer):
     """Dies (like a kill) in the middle of one iteration, after proposing."""
 
     def __init__(self, at: int) -> None:
+        super().__init__()
         self.at = at
 
     def propose(self, request, rng):
@@ -155,6 +156,43 @@ def test_generation_only_is_all_warm_up(tmp_path, toy_graph) -> None:
     with run(tmp_path / "r", config, toy_graph) as archive:
         assert {row["mode"] for row in archive.iterations()} == {"warm-up"}
         assert all(c.parent_id is None for c in archive.candidates(valid_only=True))
+
+
+def test_racing_stops_poor_candidates_and_keeps_full_fitness_for_valid_ones(
+    tmp_path, toy_graph
+) -> None:
+    """A bar at the best protocol: candidates below it by two sems stop after the first
+    round (status raced, never a parent or a contrast), the others get every seed."""
+    config = replace(TINY, iterations=10, sims=6, race_sims=2, race_rank=1)
+    assert config.races  # offline evolution: on by default
+    with run(tmp_path / "r", config, toy_graph) as archive:
+        rows = archive.candidates()
+        raced = [c for c in rows if c.status == "raced"]
+        valid = archive.candidates(valid_only=True)
+        totals = archive.totals()
+    assert raced and totals.raced == len(raced)
+    assert all(c.seeds == [0, 1] and len(c.fitness_values) == 2 for c in raced)
+    assert all(c.seeds == list(range(6)) for c in valid)
+    raced_ids = {c.id for c in raced}
+    for c in rows:
+        assert c.parent_id not in raced_ids and not raced_ids & set(c.contrast_ids)
+
+
+def test_racing_is_off_for_llm_and_generation_only_runs_and_for_runs_begun_without_it(
+    tmp_path, toy_graph
+) -> None:
+    assert not replace(TINY, generation_only=True).races
+    assert replace(TINY, generation_only=True, racing=True).races
+    assert not replace(TINY, racing=False).races
+    # a run folder written before racing existed: its config has no racing key
+    config = replace(TINY, iterations=4)
+    run(tmp_path / "old", config, toy_graph).close()
+    stored = tmp_path / "old" / "config.yaml"
+    stored.write_text(
+        "\n".join(line for line in stored.read_text().splitlines() if "racing" not in line)
+    )
+    resumed = open_run_dir(tmp_path / "old", None, {"iterations": 5})
+    assert resumed.racing is False and not resumed.races
 
 
 def llm_proposer(server: FakeChatServer, config: SearchConfig, **llm) -> LLMProposer:

@@ -117,3 +117,32 @@ def test_an_escape_refused_by_the_precheck_is_a_failed_candidate(evaluator) -> N
         "The pre-check found problems:\n"
         f"- line {line}: random._os: private attributes of modules are not allowed"
     )
+
+
+def test_a_race_stops_a_candidate_clearly_below_the_bar(evaluator) -> None:
+    """With a bar far above anything reachable, the race stops after its first round;
+    with a bar at zero, the candidate gets every seed, the same scores as unraced."""
+    raced = CandidateEvaluator(evaluator.domain, CONFIG.updated(race_sims=2), evaluator.executor)
+    stopped = raced.score("good", GOOD, bar=1e6)
+    assert stopped.raced and stopped.error is None
+    assert stopped.evaluation.seeds == [0, 1] and len(stopped.logs) == 2
+    kept = raced.score("good", GOOD, bar=0.0)
+    full = evaluator.score("good", GOOD)
+    assert not kept.raced and kept.evaluation.seeds == [0, 1, 2]
+    assert kept.evaluation.final == full.evaluation.final
+    assert kept.evaluation.curves == full.evaluation.curves
+    assert [len(logs) for logs in kept.logs] == [len(logs) for logs in full.logs]
+
+
+def test_a_race_whose_first_round_is_every_seed_is_no_race(evaluator) -> None:
+    whole = CandidateEvaluator(evaluator.domain, CONFIG.updated(race_sims=3), evaluator.executor)
+    scored = whole.score("good", GOOD, bar=1e6)
+    assert not scored.raced and scored.evaluation.seeds == [0, 1, 2]
+
+
+def test_raced_out_is_mean_plus_two_sems_under_the_bar() -> None:
+    from tpdisc.search.validation import raced_out
+    from tpdisc.sim.evaluate import Evaluation
+
+    ev = Evaluation("p", [0, 1, 2, 3], [10, 12, 10, 12], [[0]] * 4)  # mean 11, sem 0.577
+    assert raced_out(ev, 12.2) and not raced_out(ev, 12.1)

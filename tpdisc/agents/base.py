@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tpdisc.agents.empowerment.model import EmpowermentModel
+from tpdisc.agents.stochastic_model import StochasticModel
 from tpdisc.config_tree import decode
 from tpdisc.domain.recipes import Pair, RecipeGraph
 
@@ -62,6 +63,8 @@ class AgentParams:
     empowerment: EmpowermentModel = field(
         default_factory=EmpowermentModel, metadata={"from_text": EmpowermentModel.parse}
     )
+    # The stochastic agents' own section: how long a received memory counts as tried.
+    stochastic: StochasticModel = field(default_factory=StochasticModel)
     # The chat endpoint of LLM agents.
     llm: LLMAgentConfig | None = field(default=None, metadata={"decode": _read_llm_config})
 

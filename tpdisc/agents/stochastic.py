@@ -9,6 +9,7 @@ import numpy as np
 from tpdisc.agents.base import Agent, AgentContext, AgentState, Memory
 from tpdisc.agents.candidates import candidate_pool, upper_triangle
 from tpdisc.agents.compiled import kernel, use_kernels
+from tpdisc.agents.stochastic_model import StochasticModel
 from tpdisc.domain.recipes import Pair
 
 _NO_SOCIAL = np.empty(0, dtype=np.int64)
@@ -19,14 +20,25 @@ class StochasticAgent(Agent):
 
     kind = "stochastic"
 
-    def __init__(self, n_elements: int, p_social: float, reference: bool | None = None) -> None:
+    def __init__(
+        self,
+        n_elements: int,
+        p_social: float,
+        reference: bool | None = None,
+        received: str = StochasticModel.received,
+    ) -> None:
         """``reference``: run the numpy reference instead of the compiled kernels (both
         make the same choices). By default the reference runs (``TPDISC_REFERENCE=0`` asks
         for the kernels): loading numba costs a process about 0.25 s, and these kernels
         save under 1 ms per simulation of 10 agents × 150 steps (19.0 against 19.4 ms), so
-        they do not pay in a one-off command."""
+        they do not pay in a one-off command. ``received``: how long a received memory
+        counts its pair as tried (:class:`StochasticModel`)."""
         self.p_social = p_social
         self.n_elements = n_elements
+        self.received = StochasticModel(received).received
+        # received=step: keys of the pairs received for the next choice only, then those
+        # it marked tried, to unmark after the choice
+        self._pending: list[int] = []
         self.compiled = use_kernels(False) if reference is None else not reference
         # unknown[a * n_elements + b]: the agent has neither tried nor been told the outcome of
         # the pair {a, b} (what a choice reads, so no negation per step). Flat and symmetric,
@@ -45,11 +57,29 @@ class StochasticAgent(Agent):
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> StochasticAgent:
-        return cls(ctx.graph.n_elements, ctx.params.p_social)
+        return cls(
+            ctx.graph.n_elements, ctx.params.p_social, received=ctx.params.stochastic.received
+        )
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
         """The draw of :func:`~tpdisc.agents.candidates.biased` over the untried pairs, with
-        only what it reads computed, each in a single pass over the pairs."""
+        what was received for this choice only counted as tried around it."""
+        if not self._pending:
+            return self._choose(state, social, rng)
+        unknown, pending = self._unknown, self._pending
+        marked = [key for key in pending if unknown[key]]
+        for key in marked:
+            unknown[key] = 0
+        self._pending = []
+        try:
+            return self._choose(state, social, rng)
+        finally:
+            for key in marked:
+                unknown[key] = 1
+
+    def _choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
+        """The draw over the untried pairs, with only what it reads computed, each in a
+        single pass over the pairs."""
         if self.compiled:
             return self._choose_compiled(state, social, rng)
         n = self.n_elements
@@ -110,9 +140,13 @@ class StochasticAgent(Agent):
         self.learn(a, b)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
-        unknown, n = self._unknown, self.n_elements
-        for a, b, _ in memories:  # learn(a, b), inlined: the call would cost more than it does
-            unknown[a * n + b] = unknown[b * n + a] = 0
+        n = self.n_elements
+        if self.received == "step":
+            self._pending.extend(k for a, b, _ in memories for k in (a * n + b, b * n + a))
+        elif self.received == "always":
+            unknown = self._unknown
+            for a, b, _ in memories:  # learn(a, b), inlined: a call would cost more
+                unknown[a * n + b] = unknown[b * n + a] = 0
 
 
 @kernel

@@ -88,8 +88,17 @@ ChoicesOpt = Annotated[
     typer.Option(
         "--empowerment-choices",
         help="Open modelling choices of empowerment agents over the --empowerment-model's, "
-        "e.g. 'owned=zero,zscore=no' (zscore, received, received_worth, remember, owns, "
-        "owned, bias, noise, noise_sd, fallback; docs/empowerment.md).",
+        "e.g. 'owned=zero,zscore=no' (zscore, received, received_worth, remember, failures, "
+        "owns, owned, bias, noise, noise_sd, success, fallback; docs/empowerment.md).",
+    ),
+]
+StochasticReceivedOpt = Annotated[
+    str,
+    typer.Option(
+        "--stochastic-received",
+        help="How long a memory a stochastic agent receives counts its pair as tried: always, "
+        "step (for its next choice only) or never (untried = not tried by the agent itself); "
+        "docs/empowerment.md.",
     ),
 ]
 ModelOpt = Annotated[
@@ -264,6 +273,7 @@ SIM_OPTIONS: tuple[Opt, ...] = (
     _sim("prior", PriorOpt, "params.empowerment.prior.backend"),
     _sim("prior_seed", PriorSeedOpt, "params.empowerment.prior.seed"),
     _sim("empowerment_choices", ChoicesOpt, "params.empowerment.choices", ""),
+    _sim("stochastic_received", StochasticReceivedOpt, "params.stochastic.received"),
     _sim("variant", VariantOpt, "variant.name"),
     _sim("max_depth", MaxDepthOpt, "variant.max_depth"),
     _sim("dropout_seed", DropoutSeedOpt, "variant.dropout_seed"),

@@ -80,6 +80,47 @@ SEARCH_OPTIONS: tuple[Opt, ...] = (
         "generation_only",
     ),
     Opt(
+        "racing",
+        Annotated[
+            bool | None,
+            typer.Option(
+                "--racing/--no-racing",
+                help="Score each candidate on its first --race-sims seeds and stop there when "
+                "it is clearly below the --race-rank-th best protocol (mean + 2 sem under "
+                "it); valid protocols keep their fitness on every seed. Default: on for "
+                "offline evolution runs, off for LLM and generation-only runs (docs/search.md).",
+                show_default=False,
+            ),
+        ],
+        "racing",
+    ),
+    Opt(
+        "race_sims",
+        Annotated[int, typer.Option(min=1, help="Simulations of a race's first round.")],
+        "race_sims",
+    ),
+    Opt(
+        "race_rank",
+        Annotated[
+            int,
+            typer.Option(min=1, help="A raced candidate must be able to reach this rank."),
+        ],
+        "race_rank",
+    ),
+    Opt(
+        "surrogate_screen",
+        Annotated[
+            int,
+            typer.Option(
+                min=1,
+                help="Offline proposer: children of the parent made per improve iteration, of "
+                "which a model of the archive's fitness (randomised trees over the designs' "
+                "genes) picks the one to score; 1: no model.",
+            ),
+        ],
+        "surrogate_screen",
+    ),
+    Opt(
         "batch",
         Annotated[
             int,

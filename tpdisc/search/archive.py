@@ -23,7 +23,9 @@ from tpdisc.errors import ConfigError, excerpt
 from tpdisc.storage import Database
 
 Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
-Status = Literal["valid", "invalid", "duplicate"]
+# raced: stopped after a race's first round, clearly worse than the archive's best (its
+# fitness is over those seeds only, so it is never ranked, chosen or reported as valid)
+Status = Literal["valid", "invalid", "duplicate", "raced"]
 MODES: tuple[str, ...] = get_args(Mode)
 STATUSES: tuple[str, ...] = get_args(Status)
 
@@ -395,6 +397,7 @@ class Totals:
     valid: int
     invalid: int
     duplicates: int
+    raced: int
     repairs: int
     iterations: int
     seeds: int
@@ -649,12 +652,42 @@ class Archive(Database):
         return [self._checked("iterations", dict(r)) for r in rows]
 
     def find_code(self, code: str) -> int | None:
-        """The id of a valid protocol with this exact code, if there is one."""
+        """The id of a scored protocol (valid, or raced) with this exact code, if there is
+        one."""
         row = self.db.execute(
-            "SELECT id FROM protocols WHERE code_sha256=? AND status='valid' ORDER BY id LIMIT 1",
+            "SELECT id FROM protocols WHERE code_sha256=? AND status IN ('valid', 'raced') "
+            "ORDER BY id LIMIT 1",
             (code_hash(code),),
         ).fetchone()
         return None if row is None else int(row[0])
+
+    def scored_designs(self) -> list[tuple[dict[str, Any], float]]:
+        """Every scored block-built design (valid or raced) as (genome JSON, fitness)."""
+        rows = self.db.execute(
+            "SELECT id, genome, fitness_mean FROM protocols WHERE status IN ('valid', 'raced') "
+            "AND genome IS NOT NULL AND fitness_mean IS NOT NULL ORDER BY id"
+        ).fetchall()
+        out = []
+        for pid, text, fitness in rows:
+            row = f"protocols row {pid}"
+            genome = _decoded(self.path, row, "genome", text)
+            for column, value in (("genome", genome), ("fitness_mean", fitness)):
+                expected, test = _COLUMNS[column]
+                if not test(value):
+                    raise bad_value(self.path, row, column, expected, value)
+            out.append((genome, float(fitness)))
+        return out
+
+    def fitness_at_rank(self, rank: int) -> float | None:
+        """The fitness of the ``rank``-th best valid protocol (1: the best), or None when
+        there are fewer."""
+        self._refuse_bad_summary(_VALID, [], _sql_number("fitness_mean"))
+        row = self.db.execute(
+            f"SELECT fitness_mean FROM protocols WHERE {_VALID} "
+            "ORDER BY fitness_mean DESC LIMIT 1 OFFSET ?",
+            (rank - 1,),
+        ).fetchone()
+        return None if row is None else float(row[0])
 
     def rescores(self) -> dict[int, Rescore]:
         """Each re-evaluated protocol's latest re-evaluation on fresh seeds, by id."""
@@ -715,6 +748,7 @@ class Archive(Database):
             valid=counts.get("valid", 0),
             invalid=counts.get("invalid", 0),
             duplicates=counts.get("duplicate", 0),
+            raced=counts.get("raced", 0),
             repairs=int(repairs[0]),
             iterations=int(iterations[0]),
             seeds=int(seeds[0]),

@@ -22,6 +22,11 @@ from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.sim.config import ExecutorConfig, SimConfig
 
 PROPOSERS: tuple[str, ...] = ("offline", "llm")
+# What a stored run's settings that lack these meant: it was begun before they existed.
+LEGACY: dict[str, Any] = {"racing": False, "surrogate_screen": 1}
+# Racing stops a candidate whose first-round mean plus this many standard errors is below
+# the bar: one whose true fitness equals the bar is stopped about 2 % of the time.
+RACE_Z = 2.0
 
 # Settings a resumed run may change: they do not alter what a protocol's fitness means.
 RESUMABLE_CHANGES = ("iterations", "llm", "executor", "batch")
@@ -62,6 +67,19 @@ class SearchConfig:
     # Iterations proposed from the same archive and scored together (1: each iteration sees
     # every one before it, as SPEC §4 describes).
     batch: int = 1
+    # Racing: a candidate is scored on its first ``race_sims`` seeds, and stopped there
+    # (status ``raced``) when clearly below the ``race_rank``-th best valid protocol: its
+    # mean plus RACE_Z standard errors under that protocol's fitness. Every valid protocol
+    # keeps its fitness over all ``sims`` seeds. None: on for the offline proposer's
+    # evolution runs; off for LLM runs (the reference scores every candidate fully, and a
+    # model's call costs more than its simulations) and generation-only runs (their
+    # archives feed analyses that need every protocol's full fitness).
+    racing: bool | None = None
+    race_sims: int = 10
+    race_rank: int = 10
+    # The offline proposer's children of a parent per improve iteration, of which a model
+    # of the archive's fitness picks the one to score (1: no model, the first child).
+    surrogate_screen: int = 24
     proposer: str = "offline"
     sim: SimConfig = field(default_factory=SimConfig)
     sandboxed: bool = True
@@ -77,6 +95,9 @@ class SearchConfig:
             "sims": self.sims,
             "check_steps": self.check_steps,
             "batch": self.batch,
+            "race_sims": self.race_sims,
+            "race_rank": self.race_rank,
+            "surrogate_screen": self.surrogate_screen,
         }
         for name, value in positive.items():
             if value < 1:
@@ -113,6 +134,13 @@ class SearchConfig:
         return list(range(self.sims))
 
     @property
+    def races(self) -> bool:
+        """Whether candidates are raced (``racing``, or its default for this run)."""
+        if self.racing is not None:
+            return self.racing
+        return self.proposer == "offline" and not self.generation_only
+
+    @property
     def bottleneck(self) -> int:
         return self.sim.bottleneck
 
@@ -133,7 +161,12 @@ class SearchConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> SearchConfig:
-        return cls.from_dict(read_yaml(path), str(path))
+        """A run's stored settings. A run begun before a setting existed goes on as it
+        began: without racing, without the surrogate (``LEGACY``)."""
+        data = read_yaml(path)
+        for name, value in LEGACY.items():
+            data.setdefault(name, value)
+        return cls.from_dict(data, str(path))
 
     def save(self, path: str | Path) -> None:
         write_yaml(path, self)

@@ -34,7 +34,9 @@ def totals_line(archive: Archive) -> str:
     t = archive.totals()
     return (
         f"{t.iterations} iterations: {t.valid} valid, {t.invalid} failed, {t.duplicates} "
-        f"duplicates ({t.repairs} repair attempts); {t.seeds} baselines seeded"
+        "duplicates"
+        + (f", {t.raced} stopped early by racing" if t.raced else "")
+        + f" ({t.repairs} repair attempts); {t.seeds} baselines seeded"
         + (
             f"; {t.llm_calls} LLM calls, {t.prompt_tokens:,} prompt + "
             f"{t.completion_tokens:,} completion tokens, ${t.cost:.4f}"

@@ -230,7 +230,12 @@ class SearchLoop:
         if self.config.is_warmup(iteration):
             seeds = tuple(self.archive.candidates(valid_only=True, mode="seed"))
             return ProposalRequest(
-                iteration, "warm-up", stats, baselines=seeds, is_known=self._is_known
+                iteration,
+                "warm-up",
+                stats,
+                baselines=seeds,
+                is_known=self._is_known,
+                scored=self.archive.scored_designs,
             )
         pool = self.archive.summaries(valid_only=True)
         chosen = thompson_parent(pool, rng, self.config.thompson_lambda)
@@ -247,7 +252,15 @@ class SearchLoop:
             parent=parent,
             contrasts=tuple(others),
             is_known=self._is_known,
+            scored=self.archive.scored_designs,
         )
+
+    def race_bar(self) -> float | None:
+        """The fitness a raced candidate must be able to reach (the ``race_rank``-th best
+        valid protocol's), or None when candidates are not raced."""
+        if not self.config.races:
+            return None
+        return self.archive.fitness_at_rank(self.config.race_rank)
 
     def _is_known(self, code: str) -> bool:
         return self.archive.find_code(code) is not None
@@ -320,9 +333,9 @@ class SearchLoop:
                 if attempt == 0 and first is not None:
                     scored = first
                 else:
-                    scored = self.evaluator.score(row.name, proposal.code)
+                    scored = self.evaluator.score(row.name, proposal.code, self.race_bar())
                 if scored.error is None:
-                    row.status = "valid"
+                    row.status = "raced" if scored.raced else "valid"
                     self._fill_fitness(row, scored)
                     break
                 row.error = scored.error
@@ -365,8 +378,9 @@ class SearchLoop:
                 continue
             seen.add(code)
             todo.append(plan)
+        bar = self.race_bar()
         scores = self.evaluator.score_many(
-            [(candidate_name(p.iteration, 0), p.proposal.code or "") for p in todo]
+            [(candidate_name(p.iteration, 0), p.proposal.code or "", bar) for p in todo]
         )
         first = {p.iteration: scored for p, scored in zip(todo, scores, strict=True)}
         for plan in plans:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from tpdisc.errors import ConfigError
 from tpdisc.llm_client import ChatReply, LLMClient
-from tpdisc.search import blocks, genes, prompts
+from tpdisc.search import blocks, prompts, surrogate
 from tpdisc.search.archive import ArchiveStats, Candidate
 from tpdisc.search.parsing import AnswerFormatError, parse_answer
 from tpdisc.search.prompts import PromptSettings
@@ -30,6 +30,10 @@ class ProposalRequest:
     parent: Candidate | None = None
     contrasts: tuple[Candidate, ...] = ()
     is_known: Callable[[str], bool] = field(default=lambda code: False, compare=False)
+    # every scored design (genome JSON) with its fitness, read when a proposer asks
+    scored: Callable[[], Sequence[tuple[Mapping[str, Any], float]]] = field(
+        default=lambda: (), compare=False
+    )
 
 
 @dataclass(frozen=True)
@@ -154,13 +158,19 @@ def genome_of(candidate: Candidate | None) -> blocks.Genome | None:
 class OfflineProposer(Proposer):
     """Program search without a model: mutation and recombination of block-built protocols.
 
-    Warm-up draws random designs; *improve* mutates the parent (sometimes after crossing it
-    with a contrast solution); *diversify* draws the design farthest from the parent and
-    contrasts. Designs whose code the archive already holds are redrawn.
+    Warm-up draws random designs; *improve* makes ``screen`` children of the parent (a
+    mutation or a numeric tuning, sometimes after crossing it with a contrast solution)
+    and proposes the one a :class:`~tpdisc.search.surrogate.Surrogate` fitted on every
+    scored design rates best (with ``screen`` 1, or too few scored designs, the first);
+    *diversify* draws the design farthest from the parent and contrasts. Designs whose
+    code the archive already holds are redrawn.
     """
 
     name = "offline"
     model = None
+
+    def __init__(self, screen: int = 1) -> None:
+        self.screen = screen
 
     def _offer(self, genome: blocks.Genome, reasoning: str) -> Proposal:
         return Proposal(
@@ -183,21 +193,65 @@ class OfflineProposer(Proposer):
                 blocks.most_different(explored, rng),
                 "drew the design farthest from the parent and the contrast solutions",
             )
+        others = [g for c in request.contrasts if (g := genome_of(c)) is not None]
+        name = request.parent.name if request.parent else "a design"
+        children = [self._child(parent, others, rng) for _ in range(self.screen)]
+        if self.screen > 1:
+            chosen = self._screened(request, children, rng)
+            if chosen is not None:
+                genome, note, rating = chosen
+                return genome, (
+                    f"refined {name}: {note} (the best rated of {len(children)} children by "
+                    f"a model of the archive's fitness: {rating:.1f})"
+                )
+        genome, note = children[0]
+        return genome, f"refined {name}: {note}"
+
+    @staticmethod
+    def _child(
+        parent: blocks.Genome, others: list[blocks.Genome], rng: np.random.Generator
+    ) -> tuple[blocks.Genome, str]:
+        """A mutation of ``parent``, or a tuning of its numbers (one time in three),
+        sometimes after crossing it with one of ``others``."""
         notes = []
         genome = parent
-        others = [g for c in request.contrasts if (g := genome_of(c)) is not None]
         if others and rng.random() < 0.3:
             genome, note = blocks.crossover(genome, others[int(rng.integers(len(others)))], rng)
             notes.append(f"crossed the parent with a contrast solution ({note})")
+        if rng.random() < 1 / 3:
+            genome, note = blocks.tune(genome, rng)
+            notes.append(note)
+            if genome != parent:
+                return genome, "; ".join(notes)
         for k in range(MAX_NOVELTY_TRIES):
             genome, note = blocks.mutate(genome, rng)
             notes.append(note)
             # one or two changes, and never a copy of the parent (two changes may cancel)
             if genome != parent and (k >= 1 or rng.random() < 0.5):
                 break
-        return genome, f"refined {request.parent.name if request.parent else 'a design'}: " + (
-            "; ".join(notes)
-        )
+        return genome, "; ".join(notes)
+
+    @staticmethod
+    def _screened(
+        request: ProposalRequest,
+        children: list[tuple[blocks.Genome, str]],
+        rng: np.random.Generator,
+    ) -> tuple[blocks.Genome, str, float] | None:
+        """The child the surrogate rates best, with its rating; None with too few scored
+        designs to fit one."""
+        designs, fitness = [], []
+        for data, value in request.scored():
+            try:
+                designs.append(blocks.Genome.from_json(data))
+            except ConfigError:
+                continue  # a design of an older grammar: nothing to learn from here
+            fitness.append(value)
+        if len(designs) < surrogate.MIN_DESIGNS:
+            return None
+        model = surrogate.Surrogate(designs, fitness, int(rng.integers(2**31)))
+        ratings = model.rate([g for g, _ in children])
+        best = int(np.argmax(ratings))
+        return (*children[best], float(ratings[best]))
 
     def propose(self, request: ProposalRequest, rng: np.random.Generator) -> Proposal:
         genome, reasoning = self._design(request, rng)
@@ -216,15 +270,10 @@ class OfflineProposer(Proposer):
         rng: np.random.Generator,
     ) -> Proposal:
         """Make a failing design cheaper: block code does not crash, but it can run out of
-        time on big settings, so shrink what it scans per step."""
+        time on big settings, and what it does per step grows with the candidates it
+        scores (every agent's last ``horizon`` memories), so halve those."""
         if failed.genome is None:
             return self.propose(request, rng)
         genome = blocks.Genome.from_json(failed.genome)
-        cheaper = replace(
-            genome,
-            horizon=max(3, genome.horizon // 2),
-            peers=max(1, genome.peers // 2),
-            route="random_peers" if genes.ROUTES[genome.route].costly else genome.route,
-            weights=tuple((k, w) for k, w in genome.weights if not genes.FEATURES[k].costly),
-        )
+        cheaper = replace(genome, horizon=max(3, genome.horizon // 2))
         return self._offer(cheaper, f"made the design cheaper after: {error}")

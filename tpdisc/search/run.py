@@ -87,7 +87,7 @@ def make_proposer(config: SearchConfig, spent: float) -> Proposer:
             raise ConfigError("the llm proposer needs an LLM: give --base-url and --model")
         client = LLMClient(config.llm, spent=spent)
         return LLMProposer(client, PromptSettings.from_config(config))
-    return OfflineProposer()
+    return OfflineProposer(config.surrogate_screen)
 
 
 def _recorded(path: Path) -> Any:

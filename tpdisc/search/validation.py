@@ -20,7 +20,7 @@ from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.sandbox import SandboxedSource, precheck
-from tpdisc.search.config import SearchConfig
+from tpdisc.search.config import RACE_Z, SearchConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate
 from tpdisc.sim.game import SimResult, run_simulation
 
@@ -54,6 +54,7 @@ class Scored:
     error: str | None = None
     evaluation: Evaluation | None = None
     logs: list[list[dict[str, Any]]] = field(default_factory=list)  # get_logs, per seed
+    raced: bool = False  # stopped after the first round of a race: ``evaluation`` is partial
 
 
 class CandidateEvaluator:
@@ -81,7 +82,9 @@ class CandidateEvaluator:
     def spec(self, name: str, code: str) -> SourceProtocol:
         return self.source_spec(self.config, name, code)
 
-    def _evaluate(self, spec: ProtocolSpec) -> tuple[Evaluation, list[list[dict[str, Any]]]]:
+    def _evaluate(self, spec: ProtocolSpec, bar: float | None = None) -> Scored:
+        """``spec``'s fitness on every seed; with a ``bar``, first on the race's first
+        seeds, stopping there (``raced``) when clearly below the bar."""
         logs: dict[int, list[dict[str, Any]]] = {}
 
         def collect(result: SimResult) -> None:
@@ -89,16 +92,26 @@ class CandidateEvaluator:
             if self.on_simulation is not None:
                 self.on_simulation()
 
+        def run(seeds: list[int]) -> Evaluation:
+            return evaluate(
+                self.domain,
+                self.config.sim_config(),
+                spec,
+                seeds,
+                executor=self.executor,
+                on_result=collect,
+            )
+
         seeds = self.config.seeds
-        evaluation = evaluate(
-            self.domain,
-            self.config.sim_config(),
-            spec,
-            seeds,
-            executor=self.executor,
-            on_result=collect,
+        first = seeds[: self.config.race_sims] if bar is not None else seeds
+        evaluation = run(first)
+        partial = len(first) < len(seeds)
+        raced = partial and bar is not None and raced_out(evaluation, bar)
+        if partial and not raced:
+            evaluation = Evaluation.concat([evaluation, run(seeds[len(first) :])])
+        return Scored(
+            evaluation=evaluation, logs=[logs.get(s, []) for s in evaluation.seeds], raced=raced
         )
-        return evaluation, [logs.get(s, []) for s in seeds]
 
     def check(self, name: str, code: str) -> str | None:
         """The reason ``code`` cannot be a protocol, or None if a short game runs fine."""
@@ -113,29 +126,34 @@ class CandidateEvaluator:
             return error_text(err)
         return None
 
-    def score(self, name: str, code: str) -> Scored:
-        """Check ``code`` and, if it passes, compute its fitness on every seed."""
+    def score(self, name: str, code: str, bar: float | None = None) -> Scored:
+        """Check ``code`` and, if it passes, compute its fitness on every seed (raced
+        against ``bar``, if given: see :class:`~tpdisc.search.config.SearchConfig`)."""
         error = self.check(name, code)
         if error is not None:
             return Scored(error=error)
         try:
-            evaluation, logs = self._evaluate(self.spec(name, code))
+            return self._evaluate(self.spec(name, code), bar)
         except ProtocolError as err:
             return Scored(error=error_text(err))
-        return Scored(evaluation=evaluation, logs=logs)
 
-    def score_many(self, candidates: Sequence[tuple[str, str]]) -> list[Scored]:
+    def score_many(self, candidates: Sequence[tuple[str, str, float | None]]) -> list[Scored]:
         """:meth:`score` for each ``(name, code)``, at once where the executor allows: each
         candidate's check and simulations run in a thread of their own, the simulations of
         all of them sharing the workers (more in flight than one candidate has, for an
         executor with many workers). Each candidate still stops at its first failure, as
         alone."""
         if len(candidates) <= 1 or not self.executor.concurrent:
-            return [self.score(name, code) for name, code in candidates]
+            return [self.score(name, code, bar) for name, code, bar in candidates]
         with ThreadPoolExecutor(len(candidates), thread_name_prefix="candidate") as threads:
             return list(threads.map(lambda item: self.score(*item), candidates))
 
     def score_baseline(self, name: str) -> Scored:
         """A built-in baseline, run in-process (project code, which imports networkx)."""
-        evaluation, logs = self._evaluate(BaselineProtocol(name))
-        return Scored(evaluation=evaluation, logs=logs)
+        return self._evaluate(BaselineProtocol(name))
+
+
+def raced_out(first_round: Evaluation, bar: float) -> bool:
+    """Whether a race stops after ``first_round``: its mean plus ``RACE_Z`` standard errors
+    is under ``bar``."""
+    return first_round.mean + RACE_Z * first_round.sem < bar

@@ -70,6 +70,30 @@ class Evaluation:
             protocol_logs=[r.protocol_logs for r in results],
         )
 
+    @classmethod
+    def concat(cls, parts: Sequence[Evaluation]) -> Evaluation:
+        """One protocol's evaluations on further seeds, as one evaluation over all of
+        them, in order."""
+        first = parts[0]
+        stats: dict[str, float] = {}
+        for part in parts:
+            for key, value in part.agent_stats.items():
+                stats[key] = stats.get(key, 0.0) + value
+        runs = [m for part in parts for m in part.mechanism_runs]
+        return cls(
+            protocol=first.protocol,
+            seeds=[s for part in parts for s in part.seeds],
+            final=[v for part in parts for v in part.final],
+            curves=[c for part in parts for c in part.curves],
+            received=[v for part in parts for v in part.received],
+            novel_received=[v for part in parts for v in part.novel_received],
+            agent_stats=stats,
+            n_agents=first.n_agents,
+            mechanism=mean_mechanism(runs),
+            mechanism_runs=runs,
+            protocol_logs=[g for part in parts for g in part.protocol_logs],
+        )
+
     @property
     def mean(self) -> float:
         return float(np.mean(self.final))

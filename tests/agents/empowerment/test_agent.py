@@ -191,6 +191,51 @@ def test_knowledge_updates(full: tuple[Prior, np.ndarray]) -> None:
     assert agent.known[PAIR[air, air]] == UNKNOWN and agent.known[PAIR[air, earth]] == FAILURE
 
 
+@pytest.mark.parametrize("failures", ["always", "step", "never"])
+def test_how_long_a_received_failure_is_known(
+    full: tuple[Prior, np.ndarray], failures: str
+) -> None:
+    """failures=always: a certain failure for good; step: for the next choice only, then
+    the pair is unknown again; never: the agent's knowledge ignores it."""
+    prior, _ = full
+    barren = GRAPH.restricted_to(GRAPH.base)  # every value is 0: choices fall back to untried
+    air, earth = GRAPH.id_of("air"), GRAPH.id_of("earth")
+    others = [(a, b) for a in GRAPH.base for b in GRAPH.base if a <= b and (a, b) != (air, earth)]
+    model = replace(PREVIOUS, failures=failures)
+    agent, state, rng = start(prior, played=barren, choices=model)
+    agent.observe_received([(a, b, FAILED) for a, b in others])
+    first = {agent.choose(state, [], rng)}
+    later = {agent.choose(state, [], rng) for _ in range(60)}
+    known = {int(agent.known[PAIR[a, b]]) for a, b in others}
+    if failures == "always":
+        assert first == later == {(air, earth)} and known == {FAILURE}
+    elif failures == "step":
+        assert first == {(air, earth)} and len(later) > 1 and known == {UNKNOWN}
+    else:
+        assert len(later | first) > 1 and known == {UNKNOWN}
+        agent.observe_received([(air, earth, FAILED)])
+        assert {agent.choose(state, [], rng) for _ in range(60)} != {(air, earth)}
+
+
+def test_a_failure_known_for_one_choice_leaves_values_as_they_were(
+    full: tuple[Prior, np.ndarray],
+) -> None:
+    """failures=step: outside the next choice, the pair keeps its value; an own success
+    or failure is never undone by forgetting a received one."""
+    prior, _ = full
+    agent, state, rng = start(prior, choices=replace(PREVIOUS, failures="step"))
+    fire, water, earth = (GRAPH.id_of(n) for n in ("fire", "water", "earth"))
+    before = value_of(agent, "fire", "water")
+    assert before > 0
+    agent.observe_own(earth, earth, FAILED)
+    agent.observe_received([(fire, water, FAILED), (earth, earth, FAILED)])
+    assert agent.known[PAIR[fire, water]] == UNKNOWN  # not yet: it waits for the choice
+    agent.choose(state, [], rng)
+    assert value_of(agent, "fire", "water") == before
+    assert agent.known[PAIR[fire, water]] == UNKNOWN
+    assert agent.known[PAIR[earth, earth]] == FAILURE  # own attempts are known for good
+
+
 def test_received_success_left_to_the_prior(full: tuple[Prior, np.ndarray]) -> None:
     prior, _ = full
     agent, _, _ = start(prior, choices=replace(PREVIOUS, received="prior"))
@@ -352,11 +397,16 @@ def test_draw_over_many_options_matches_the_full_softmax(
     assert len(picks) > 5  # a real draw, not always the best option
 
 
-def test_live_options_follow_every_change_of_value(full: tuple[Prior, np.ndarray]) -> None:
+@pytest.mark.parametrize("lasting", ["always", "step"])
+def test_live_options_follow_every_change_of_value(
+    full: tuple[Prior, np.ndarray], lasting: str
+) -> None:
     """What a decision reads (the options worth something, their sums) stays what a scan of
-    every row gives, through own attempts, received failures and successes, and gains."""
+    every row gives, through own attempts, received failures and successes (known for good,
+    or for one choice and then forgotten), and gains."""
     prior, _ = full
-    agent, state, rng = start(prior, choices=replace(PREVIOUS, owned="zero"))
+    model = replace(PREVIOUS, owned="zero", failures=lasting, remember=lasting)
+    agent, state, rng = start(prior, choices=model)
     names = ("steam", "lava", "mud", "stone")
     unowned = [e for e in range(N) if GRAPH.children_count[e] and e not in GRAPH.base]
     data = np.random.default_rng(3)

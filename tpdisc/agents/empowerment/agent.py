@@ -41,6 +41,9 @@ from tpdisc.agents.base import FAILED, Agent, AgentContext, AgentParams, AgentSt
 from tpdisc.agents.candidates import CandidatePairs, choose_biased
 from tpdisc.agents.empowerment.kernels import (
     FAILURE,
+    KEEP_ALWAYS,
+    KEEP_NEVER,
+    KEEP_STEP,
     LEARN_PRIOR,
     LEARN_RESULT,
     LEARN_TRIED,
@@ -55,6 +58,8 @@ from tpdisc.domain.recipes import Pair, RecipeGraph
 
 # What a received success teaches, by the model's ``received`` (the kernels' codes).
 RECEIVED_CODES = {"item": LEARN_RESULT, "prior": LEARN_PRIOR, "zero": LEARN_TRIED}
+# How long received knowledge lasts, by the model's ``failures`` and ``remember``.
+KEEP_CODES = {"always": KEEP_ALWAYS, "step": KEEP_STEP, "never": KEEP_NEVER}
 
 
 def tables_of(ctx: AgentContext) -> EmpowermentTables:
@@ -113,8 +118,13 @@ class EmpowermentAgent(Agent):
         self._no_social = np.zeros(tables.n * (tables.n + 1) // 2, dtype=bool)
         self.noise: np.ndarray | None = None
         self.fallbacks = 0
-        # received successes known for one step only (remember=step): (pair id, code)
-        self._pending: list[tuple[int, int]] = []
+        self._received = RECEIVED_CODES[self.choices.received]
+        self._keep = (KEEP_CODES[self.choices.failures], KEEP_CODES[self.choices.remember])
+        # received knowledge for the next choice only (failures=step, remember=step): pair
+        # ids and codes, as many as ``_n_pending``; then what undoes it while it is known
+        self._pending = np.empty((20, 2), dtype=np.int64)
+        self._n_pending = 0
+        self._undo: list[tuple[int, int, int, bool, float, float]] = []
         # owns=usable, during a decision: what counts as owned when an outcome is valued
         # (the inventory and this step's social elements)
         self._usable_now: np.ndarray | None = None
@@ -279,31 +289,34 @@ class EmpowermentAgent(Agent):
         lo, hi = (a, b) if a <= b else (b, a)
         return lo * n - lo * (lo - 1) // 2 + hi - lo
 
-    def _know_for_now(self) -> list[tuple[int, int, int, bool, float, float]]:
-        """Learn this step's received successes (remember=step); returns what undoes it."""
-        undo = []
-        known, rows = self._known, self.rows
-        for pid, code in self._pending:
+    def _know_for_now(self) -> None:
+        """Learn what is known for this decision only (``_pending``), where the pair's
+        outcome is not known yet, keeping in ``_undo`` what :meth:`_forget` restores."""
+        known, rows, live = self._known, self.rows, self.live
+        undo = self._undo = []
+        for pid, code in self._pending[: self._n_pending].tolist():
             if known[pid] != UNKNOWN:
                 continue
             known[pid] = code
             r = self._row_of[pid] - 1
-            if r >= 0:
-                undo.append(
-                    (
-                        pid,
-                        r,
-                        int(rows.code[r]),
-                        bool(rows.frozen[r]),
-                        float(rows.a[r]),
-                        float(rows.value[r]),
-                    )
+            if r < 0:
+                undo.append((pid, r, 0, False, 0.0, 0.0))
+                continue
+            undo.append(
+                (
+                    pid,
+                    r,
+                    int(rows.code[r]),
+                    bool(rows.frozen[r]),
+                    float(rows.a[r]),
+                    float(rows.value[r]),
                 )
-                value = float(self.known_item[code - 1]) * (not self.owned[code - 1])
-                self._freeze(r, code, value)
-            else:
-                undo.append((pid, -1, 0, False, 0.0, 0.0))
-        return undo
+            )
+            value = self._item[code - 1] * (not self._owned[code - 1]) if code > 0 else 0.0
+            rows.code[r], rows.frozen[r] = code, True
+            rows.a[r] = rows.value[r] = value
+            live.update(r, value)
+        self._n_pending = 0
 
     def _usable_results_worthless(self, social: Sequence[int]) -> list[tuple[int, float]]:
         """Lasting candidates known to make a social element are worth 0 this step (the
@@ -328,9 +341,10 @@ class EmpowermentAgent(Agent):
             self.live.update(r, value)
         self._usable_now = None
 
-    def _forget(self, undo: list[tuple[int, int, int, bool, float, float]]) -> None:
+    def _forget(self) -> None:
+        """Undo :meth:`_know_for_now`, last entry first."""
         rows = self.rows
-        for pid, r, code, frozen, a, value in reversed(undo):
+        for pid, r, code, frozen, a, value in reversed(self._undo):
             self._known[pid] = UNKNOWN
             if r >= 0:
                 rows.code[r], rows.frozen[r], rows.a[r], rows.value[r] = code, frozen, a, value
@@ -349,24 +363,35 @@ class EmpowermentAgent(Agent):
             self._freeze(r, code, 0.0)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
-        received = RECEIVED_CODES[self.choices.received]
-        if received == LEARN_RESULT and self.choices.remember == "step":
-            self._pending = [(self._pair_id(a, b), r + 1) for a, b, r in memories if r != FAILED]
-            memories = [m for m in memories if m[2] == FAILED]
-            if not memories:
-                return
-        self._learn_received(memories, received)
-
-    def _learn_received(self, memories: Sequence[Memory], received: int) -> None:
-        """What received memories teach: failures, and successes as ``received`` says."""
+        """What received memories teach: a failure, for as long as ``failures`` says; a
+        success, what ``received`` says, for as long as ``remember`` says. What is known
+        for the next choice only waits in ``_pending``."""
+        keep_failures, keep_successes = self._keep
+        received = self._received
+        self._reserve_pending(len(memories))
         for a, b, r in memories:
-            if r == FAILED or received == LEARN_TRIED:
-                code = FAILURE  # known, and worth nothing
-            elif received == LEARN_RESULT:
-                code = r + 1
-            else:
+            if r == FAILED:
+                code, lasts = FAILURE, keep_failures
+            elif received == LEARN_PRIOR:
                 continue  # received successes are left to the prior
-            self._learn(self._pair_id(a, b), code)
+            else:
+                code = FAILURE if received == LEARN_TRIED else r + 1
+                lasts = keep_successes
+            if lasts == KEEP_NEVER:
+                continue
+            pid = self._pair_id(a, b)
+            if lasts == KEEP_STEP:
+                self._pending[self._n_pending] = pid, code
+                self._n_pending += 1
+            else:
+                self._learn(pid, code)
+
+    def _reserve_pending(self, more: int) -> None:
+        need = self._n_pending + more
+        if need > self._pending.shape[0]:
+            grown = np.empty((max(need, 2 * self._pending.shape[0]), 2), dtype=np.int64)
+            grown[: self._n_pending] = self._pending[: self._n_pending]
+            self._pending = grown
 
     # -- values ------------------------------------------------------------------------------
 
@@ -526,21 +551,20 @@ class EmpowermentAgent(Agent):
         usable_now = (
             self.choices.owns == "usable" and self.choices.received == "item" and len(social) > 0
         )
-        if not self._pending and not usable_now:
+        if not self._n_pending and not usable_now:
             return self._choose(state, social, rng)
         if self.noise is None:
             self._start(rng)
         if len(state.inventory) > len(self.inventory):
             for e in state.inventory[len(self.inventory) :]:
                 self._gain(e)
-        undo = self._know_for_now()
-        self._pending = []
+        self._know_for_now()
         zeroed = self._usable_results_worthless(social) if usable_now else []
         try:
             return self._choose(state, social, rng)
         finally:
             self._restore(zeroed)
-            self._forget(undo)
+            self._forget()
 
     def _choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
         """Draw a pair: the social bias of :func:`choose_biased`, then a softmax over the

@@ -55,6 +55,10 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
             tables.n, tables.top_idx.shape[1], tables.top_idx.dtype
         )
         self._usable_mask = np.zeros(tables.n, dtype=bool)  # the kernels' view of owns=usable
+        # what _know_for_now records for _forget: (pair id, row, code, frozen), (a, value)
+        self._undo_ids = np.empty((20, 4), dtype=np.int64)
+        self._undo_values = np.empty((20, 2))
+        self._n_undo = 0
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
@@ -111,13 +115,50 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
         self._social_cache.clear()
         self._social_pairs_kept.forget(e)
 
-    def _learn_received(self, memories: Sequence[Memory], received: int) -> None:
+    def observe_received(self, memories: Sequence[Memory]) -> None:
         rows, live = self.rows, self.live
-        live.count, live.total, live.squares, live.dirty = kernels.learn(
+        self._reserve_pending(len(memories))
+        live.count, live.total, live.squares, live.dirty, n_pending = kernels.learn(
             np.array(memories, dtype=np.int64).reshape(-1, 3),
-            received,
+            self._received,
+            self._keep,
             self.tables.pair_id,
             (self.known, self.row_of, self.known_item, self.owned),
+            (rows.code, rows.frozen, rows.a, rows.value),
+            (live.position, live.x),
+            live.count,
+            live.total,
+            live.squares,
+            live.dirty,
+            self._pending[self._n_pending :],
+        )
+        self._n_pending += n_pending
+
+    def _know_for_now(self) -> None:
+        rows, live, n = self.rows, self.live, self._n_pending
+        if n > self._undo_ids.shape[0]:
+            self._undo_ids = np.empty((n, 4), dtype=np.int64)
+            self._undo_values = np.empty((n, 2))
+        live.count, live.total, live.squares, live.dirty, self._n_undo = kernels.know_for_now(
+            self._pending,
+            n,
+            (self.known, self.row_of, self.known_item, self.owned),
+            (rows.code, rows.frozen, rows.a, rows.value),
+            (live.position, live.x),
+            live.count,
+            live.total,
+            live.squares,
+            live.dirty,
+            (self._undo_ids, self._undo_values),
+        )
+        self._n_pending = 0
+
+    def _forget(self) -> None:
+        rows, live = self.rows, self.live
+        live.count, live.total, live.squares, live.dirty = kernels.forget(
+            (self._undo_ids, self._undo_values),
+            self._n_undo,
+            self.known,
             (rows.code, rows.frozen, rows.a, rows.value),
             (live.position, live.x),
             live.count,

@@ -35,6 +35,9 @@ UNIFORM, WEIGH = -1, -2  # what prepare_draw leaves to its caller
 # What a received success teaches (the empowerment model's ``received``): its result, for a
 # certain success worth EmpItem of it; nothing; or that the pair is tried, worth nothing.
 LEARN_RESULT, LEARN_PRIOR, LEARN_TRIED = 0, 1, 2
+# How long received knowledge lasts (the model's ``failures``, and ``remember`` for
+# successes): for good, for the agent's next choice only, or not at all.
+KEEP_ALWAYS, KEEP_STEP, KEEP_NEVER = 0, 1, 2
 
 
 @inline
@@ -338,10 +341,44 @@ def live_options(
     return count, pairwise_sum(x, 0, count)
 
 
+@inline
+def _live_update(
+    r: int,
+    v: float,
+    position: np.ndarray,
+    x: np.ndarray,
+    count: int,
+    total: float,
+    squares: float,
+    dirty: bool,
+) -> tuple[int, float, float, bool]:
+    """:meth:`~tpdisc.agents.empowerment.options.LiveOptions.update`: row ``r`` is now
+    worth ``v``."""
+    if dirty:
+        return count, total, squares, dirty
+    place = position[r]
+    if place < 0:
+        return count, total, squares, v > ZERO  # a new option: its place is found by a rebuild
+    old = x[place]
+    if old > ZERO:
+        count -= 1
+        total -= old
+        squares -= old * old
+    if v > ZERO:
+        count += 1
+        total += v
+        squares += v * v
+        x[place] = v
+    else:
+        x[place] = -np.inf
+    return count, total, squares, dirty
+
+
 @kernel
 def learn(
     memories: np.ndarray,
     received: int,
+    keep: tuple[int, int],
     pair_id: np.ndarray,
     agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
@@ -350,26 +387,40 @@ def learn(
     total: float,
     squares: float,
     dirty: bool,
-) -> tuple[int, float, float, bool]:
+    pending: np.ndarray,
+) -> tuple[int, float, float, bool, int]:
     """What the agent learns from received ``memories`` (rows of a, b, result), in order:
     ``known``, the rows it freezes, and the live options' count, sum and sum of squares,
-    returned with whether they need a rebuild.
+    returned with whether they need a rebuild; what it knows for its next choice only is
+    written to ``pending`` (pair id, code; room for every memory), and how many is
+    returned last.
 
-    ``agent`` = (known, row_of, item, owned); ``rows`` = (code, frozen, a, value); ``live``
-    = (position, x).
+    ``keep`` = how long a received (failure, success) is known (``KEEP_*``); ``agent`` =
+    (known, row_of, item, owned); ``rows`` = (code, frozen, a, value); ``live`` =
+    (position, x).
     """
     known, row_of, item, owned = agent
     code, frozen, a, value = rows
     position, x = live
+    keep_failures, keep_successes = keep
+    n_pending = 0
     for i in range(memories.shape[0]):
         ea, eb, result = memories[i, 0], memories[i, 1], memories[i, 2]
-        p = pair_id[min(ea, eb), max(ea, eb)]
-        if result == FAILED or received == LEARN_TRIED:
-            new_code = FAILURE
-        elif received == LEARN_RESULT:
-            new_code = result + 1
-        else:
+        if result == FAILED:
+            new_code, lasts = FAILURE, keep_failures
+        elif received == LEARN_PRIOR:
             continue  # received successes are left to the prior
+        else:
+            new_code = FAILURE if received == LEARN_TRIED else result + 1
+            lasts = keep_successes
+        if lasts == KEEP_NEVER:
+            continue
+        p = pair_id[min(ea, eb), max(ea, eb)]
+        if lasts == KEEP_STEP:
+            pending[n_pending, 0] = p
+            pending[n_pending, 1] = new_code
+            n_pending += 1
+            continue
         if known[p] == OWN_SUCCESS:
             continue
         known[p] = new_code
@@ -381,24 +432,84 @@ def learn(
         frozen[r] = True
         a[r] = v
         value[r] = v
-        if dirty:
+        count, total, squares, dirty = _live_update(r, v, position, x, count, total, squares, dirty)
+    return count, total, squares, dirty, n_pending
+
+
+@kernel
+def know_for_now(
+    pending: np.ndarray,
+    n_pending: int,
+    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    live: tuple[np.ndarray, np.ndarray],
+    count: int,
+    total: float,
+    squares: float,
+    dirty: bool,
+    undo: tuple[np.ndarray, np.ndarray],
+) -> tuple[int, float, float, bool, int]:
+    """Learn the knowledge ``pending`` (pair id, code) for one decision, where the pair's
+    outcome is not known yet: as :func:`learn` does, recording in ``undo`` (pair id, row,
+    old code, old frozen; old a, old value) what :func:`forget` restores. Returns the live
+    options' numbers and how many entries ``undo`` holds."""
+    known, row_of, item, owned = agent
+    code, frozen, a, value = rows
+    position, x = live
+    undo_ids, undo_values = undo
+    n_undo = 0
+    for i in range(n_pending):
+        p, new_code = pending[i, 0], pending[i, 1]
+        if known[p] != UNKNOWN:
             continue
-        place = position[r]
-        if place < 0:
-            dirty = v > ZERO  # a new option: its place is found by a rebuild
+        known[p] = new_code
+        r = row_of[p] - 1
+        undo_ids[n_undo, 0] = p
+        undo_ids[n_undo, 1] = r
+        if r >= 0:
+            undo_ids[n_undo, 2] = code[r]
+            undo_ids[n_undo, 3] = frozen[r]
+            undo_values[n_undo, 0] = a[r]
+            undo_values[n_undo, 1] = value[r]
+            v = _known_value(new_code, item, owned)
+            code[r] = new_code
+            frozen[r] = True
+            a[r] = v
+            value[r] = v
+            count, total, squares, dirty = _live_update(
+                r, v, position, x, count, total, squares, dirty
+            )
+        n_undo += 1
+    return count, total, squares, dirty, n_undo
+
+
+@kernel
+def forget(
+    undo: tuple[np.ndarray, np.ndarray],
+    n_undo: int,
+    known: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    live: tuple[np.ndarray, np.ndarray],
+    count: int,
+    total: float,
+    squares: float,
+    dirty: bool,
+) -> tuple[int, float, float, bool]:
+    """Undo :func:`know_for_now`, last entry first; returns the live options' numbers."""
+    code, frozen, a, value = rows
+    position, x = live
+    undo_ids, undo_values = undo
+    for i in range(n_undo - 1, -1, -1):
+        known[undo_ids[i, 0]] = UNKNOWN
+        r = undo_ids[i, 1]
+        if r < 0:
             continue
-        old = x[place]
-        if old > ZERO:
-            count -= 1
-            total -= old
-            squares -= old * old
-        if v > ZERO:
-            count += 1
-            total += v
-            squares += v * v
-            x[place] = v
-        else:
-            x[place] = -np.inf
+        code[r] = undo_ids[i, 2]
+        frozen[r] = undo_ids[i, 3] != 0
+        a[r] = undo_values[i, 0]
+        v = undo_values[i, 1]
+        value[r] = v
+        count, total, squares, dirty = _live_update(r, v, position, x, count, total, squares, dirty)
     return count, total, squares, dirty
 
 

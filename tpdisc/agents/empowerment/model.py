@@ -23,6 +23,7 @@ RECEIVED = ("item", "prior", "zero")
 OWNED = ("zero", "renormalise", "ignore")
 FALLBACK = ("untried", "any")
 REMEMBER = ("always", "step")
+FAILURES = ("always", "step", "never")
 OWNS = ("inventory", "usable")
 BIAS = ("any", "unowned")
 NOISE = ("element", "pair")
@@ -56,10 +57,13 @@ class EmpowermentModel:
     - ``received``: what a received successful memory makes of its pair: a certain success
       worth ``EmpItem`` of its result times ``received_worth`` (``item``, the reference's
       words), nothing certain (``prior``: the pair keeps its prior value), or a known pair
-      worth nothing (``zero``, as if the agent had made it). Received failures are always
-      certain failures.
-    - ``remember``: how long a received success is known: for good (``always``) or only in
-      the step after it arrives, while its elements are usable (``step``).
+      worth nothing (``zero``, as if the agent had made it).
+    - ``remember``: how long what a received success teaches (``item`` or ``zero``) is
+      known: for good (``always``) or for the agent's next choice only, while its elements
+      are usable (``step``). ``received=prior`` is the success's ``never``.
+    - ``failures``: how long a received failure is a certain failure (worth nothing): for
+      good (``always``), for the agent's next choice only, like the social inventory
+      (``step``), or not at all (``never``). Own attempts are known for good.
     - ``owns``: what the agent counts as owned when it values outcomes: its inventory
       (``inventory``), or also the elements usable this step from its social inventory
       (``usable``): making one of those is worth nothing that step, so re-making a
@@ -87,6 +91,7 @@ class EmpowermentModel:
     received: str = "zero"
     received_worth: float = 1.0
     remember: str = "always"
+    failures: str = "always"
     owns: str = "inventory"
     owned: str = "renormalise"
     bias: str = "any"
@@ -100,6 +105,7 @@ class EmpowermentModel:
         for name, value, allowed in (
             ("received", self.received, RECEIVED),
             ("remember", self.remember, REMEMBER),
+            ("failures", self.failures, FAILURES),
             ("owns", self.owns, OWNS),
             ("owned", self.owned, OWNED),
             ("bias", self.bias, BIAS),
