@@ -203,3 +203,21 @@ def test_every_relative_link_of_the_readme_and_the_docs_resolves() -> None:
                 if anchor not in {slug(h) for h in headings}:
                     broken.append(f"{page.name}: {target} (no such heading)")
     assert not broken, broken
+
+
+def test_no_page_or_help_cites_a_specification_the_reader_does_not_have() -> None:
+    """The project's specification is not in the repository: pages and --help name what
+    they mean, or link the doc that has it, instead of "SPEC §N"."""
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    cited = [p.name for p in pages if "SPEC" in p.read_text(encoding="utf-8")]
+    helps: list[str] = []
+
+    def visit(command: Any, words: tuple[str, ...]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            visit(sub, (*words, name))
+        texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+        if any("SPEC" in text for text in texts):
+            helps.append(" ".join(words))
+
+    visit(typer.main.get_command(app), ("tpdisc",))
+    assert not cited and not helps, (cited, helps)
