@@ -2,7 +2,8 @@
 DevTools Protocol (a test helper). :func:`check_site` opens ``index.html``, follows every
 internal link and returns one line per problem: console errors and uncaught exceptions,
 images that do not display, links to missing files or anchors, sections with nothing but a
-heading, anything loaded from the network (the reports must open offline, copied anywhere).
+heading, terms printed over their values, anything loaded from the network (the reports
+must open offline, copied anywhere).
 """
 
 from __future__ import annotations
@@ -258,6 +259,8 @@ def _check(
             report(image["url"], f"image {image['raw']} does not display (not an image?)")
     for section in facts["empty"]:
         problems.append(f"{name}: empty section {section.strip()!r}: nothing but its heading")
+    for term in facts["overprinted"]:
+        problems.append(f"{name}: {term!r} is printed over its value")
     for event in events:
         method, params = event["method"], event["params"]
         if method == "Fetch.requestPaused":

@@ -1,5 +1,5 @@
 """Shared fixtures: small hand-made recipe graphs, and the real one where configured; the
-markers of the slow groups of tests."""
+markers of the slow groups of tests; the check that no test builds the real game's prior."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import tpdisc.agents.empowerment.prior.store as prior_store
+from tests.prior_guard import CacheWatch, refusing_builds
 from tpdisc.domain.recipes import RecipeGraph, load_recipes, parse_wordcraft
 
 # A toy game: base elements make a few things, which make a few more.
@@ -71,6 +73,25 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("TPDISC_CACHE", None)
     else:
         os.environ["TPDISC_CACHE"] = saved
+
+
+_WATCH = CacheWatch()
+
+
+@pytest.fixture(autouse=True)
+def no_real_prior(isolated_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail the test that builds the real game's prior, in this process or any other (see
+    tests/prior_guard.py). Set up with the test's own ``monkeypatch``, it is torn down
+    before that undoes the test's changes, so a cache the test moved to is looked at too."""
+    refused: list[str] = []
+    monkeypatch.setattr(
+        prior_store, "build_prior", refusing_builds(prior_store.build_prior, refused)
+    )
+    yield
+    caches = {isolated_cache, Path(os.environ.get("TPDISC_CACHE", isolated_cache))}
+    found = refused + _WATCH.new_violations(caches)
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 // What a page shows after its load event, for tests/chromium.py: every href/src resolved,
-// the ids anchors can name, each image's state, and the sections with nothing visible
-// beyond their headings. Lazy images would never load in an unscrolled headless page, so
+// the ids anchors can name, each image's state, the sections with nothing visible beyond
+// their headings, and the terms of definition lists whose text runs into their values'. Lazy images would never load in an unscrolled headless page, so
 // they are made eager and given imageWaitMs to arrive.
 async (imageWaitMs) => {
   const pending = [...document.images].filter(i => !i.complete);
@@ -14,6 +14,9 @@ async (imageWaitMs) => {
   const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
   const text = e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
   const media = "img, svg, canvas, video, audio, iframe, object, embed, input, select, textarea";
+  const inked = e => { const r = document.createRange(); r.selectNodeContents(e); return r.getBoundingClientRect(); };
+  const crossed = (a, b) => a.width > 0 && b.width > 0 && a.left < b.right && b.left < a.right
+    && a.top < b.bottom && b.top < a.bottom;
   const full = s => text(s) || [...s.querySelectorAll("*")].some(e =>
     !e.closest("h1, h2, h3, h4, h5, h6") && shown(e) && (e.matches(media) || text(e)));
   return {
@@ -25,5 +28,9 @@ async (imageWaitMs) => {
     })),
     empty: [...document.querySelectorAll("section")].filter(s => !full(s)).map(s =>
       (s.querySelector("h1, h2, h3, h4, h5, h6") || {}).textContent || s.id || "(untitled)"),
+    overprinted: [...document.querySelectorAll("dt")].filter(dt => {
+      const dd = dt.nextElementSibling;
+      return dd && dd.localName === "dd" && crossed(inked(dt), inked(dd));
+    }).map(dt => dt.textContent.trim()),
   };
 }

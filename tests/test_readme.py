@@ -1,29 +1,91 @@
-"""The README: its Python examples run as written (saved to a file and run with ``python``),
-and its Development section matches the tree."""
+"""The README and the docs it leads to: the README's first lines are the two commands, its
+first screen says what tpdisc is and holds no measurement diary, every command it shows
+parses; the Python examples (docs/python.md) run as written (saved to a file and run with
+``python``); docs/development.md matches the tree."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
 from tests.conftest import TOY
+from tpdisc.cli import app
+from tpdisc.cli.output import bare_json_to_stdout
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PYTHON_DOC = ROOT / "docs" / "python.md"
+DEVELOPMENT_DOC = ROOT / "docs" / "development.md"
+# The project's rule for the README's first lines: install and run the main job on its
+# built-in defaults, then the tests (.ci/run runs exactly the second).
+TWO_COMMANDS = (
+    "pip install -e . && tpdisc compare --recipes ../shared/data/alchemy2.json",
+    'pip install -e ".[dev]" && TPDISC_RECIPES=../shared/data/alchemy2.json python -m pytest -q',
+)
+FIRST_SCREEN = 30  # lines
 
 
 def python_block(containing: str) -> str:
-    """The README's fenced Python block that contains ``containing``."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    """The fenced Python block of docs/python.md that contains ``containing``."""
+    blocks = re.findall(r"```python\n(.*?)```", PYTHON_DOC.read_text(encoding="utf-8"), re.S)
     found = [b for b in blocks if containing in b]
-    assert len(found) == 1, f"{len(found)} Python blocks of the README contain {containing!r}"
+    assert len(found) == 1, f"{len(found)} Python blocks of {PYTHON_DOC.name} hold {containing!r}"
     return found[0]
+
+
+def test_the_readme_opens_with_the_two_commands_then_says_what_tpdisc_is() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    first_block = lines[lines.index("```bash") + 1 : lines.index("```")]
+    assert [line.split("#")[0].strip() for line in first_block] == list(TWO_COMMANDS)
+    assert lines.index("```bash") < 5  # the first thing a reader can run
+    screen = "\n".join(lines[:FIRST_SCREEN])
+    assert "tpdisc finds *transmission protocols*" in screen
+    # a welcome, not a measurement diary: no commit hash, no date
+    assert not re.search(r"\b[0-9a-f]{7,40}\b", screen), "a commit hash on the first screen"
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", screen), "a date on the first screen"
+
+
+def test_ci_runs_the_readme_s_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert TWO_COMMANDS[1].split("&& ", 1)[1] in ci
+
+
+def readme_commands() -> list[list[str]]:
+    """Every ``tpdisc …`` line of the README's shell blocks, as arguments."""
+    text = README.read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            for part in line.split("#")[0].split("&&"):
+                words = shlex.split(part)
+                if words[:1] == ["tpdisc"]:
+                    commands.append(words[1:])
+    return commands
+
+
+@pytest.mark.parametrize("args", readme_commands(), ids=" ".join)
+def test_every_command_the_readme_shows_parses(args: list[str]) -> None:
+    """Each command, option and value the README shows exists (nothing is run)."""
+    command: Any = typer.main.get_command(app)
+    ctx = command.make_context("tpdisc", bare_json_to_stdout(list(args)))
+    while hasattr(command, "resolve_command"):  # a group: down to the command it names
+        name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+        ctx = command.make_context(name, rest, parent=ctx)
+
+
+def test_the_readme_shows_a_command_of_each_step() -> None:
+    shown = {tuple(args[:1]) for args in readme_commands()}
+    for step in ("data", "compare", "evaluate", "inspect", "evolve", "archive", "report", "study"):
+        assert (step,) in shown, step
 
 
 def run_script(code: str, folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -42,8 +104,6 @@ def run_script(code: str, folder: Path, **env: str) -> subprocess.CompletedProce
 def test_long_tables_of_results_json(tmp_path: Path) -> None:
     pytest.importorskip("pandas")
     from typer.testing import CliRunner
-
-    from tpdisc.cli import app
 
     recipes = tmp_path / "toy.json"
     recipes.write_text(json.dumps(TOY))
@@ -102,15 +162,14 @@ def test_a_script_without_the_guard_is_told_in_one_line_and_still_runs(tmp_path:
     assert len(lines) == 1 and "example.py has no 'if __name__" in lines[0], done.stderr
 
 
-def test_the_development_section_names_every_room_and_only_what_exists() -> None:
-    """Every path the Development section names exists, and it names every top-level
+def test_the_development_page_names_every_room_and_only_what_exists() -> None:
+    """Every path docs/development.md names exists, and it names every top-level
     subpackage and module of the package."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Development") :]
+    section = DEVELOPMENT_DOC.read_text(encoding="utf-8")
     package = ROOT / "tpdisc"
     named = set(re.findall(r"`(tpdisc/[\w/.]*)`", section))
     missing = sorted(path for path in named if not (ROOT / path).exists())
-    assert not missing, f"the README names what is not there: {missing}"
+    assert not missing, f"{DEVELOPMENT_DOC.name} names what is not there: {missing}"
     # Rooms: `tpdisc/NAME/` or `tpdisc/NAME.py`; foundations by their file names.
     rooms = {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     modules = {p.name for p in package.glob("*.py") if p.name != "__init__.py"}
@@ -118,4 +177,47 @@ def test_the_development_section_names_every_room_and_only_what_exists() -> None
         [r for r in rooms if f"`tpdisc/{r}/`" not in section]
         + [m for m in modules if f"`tpdisc/{m}`" not in section and f"`{m}`" not in section]
     )
-    assert not unnamed, f"the README's Development section leaves out {unnamed}"
+    assert not unnamed, f"{DEVELOPMENT_DOC.name} leaves out {unnamed}"
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor, as GitHub makes it."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves() -> None:
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
+            if not path.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and path.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+                if anchor not in {slug(h) for h in headings}:
+                    broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, broken
+
+
+def test_no_page_or_help_cites_a_specification_the_reader_does_not_have() -> None:
+    """The project's specification is not in the repository: pages and --help name what
+    they mean, or link the doc that has it, instead of "SPEC §N"."""
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    cited = [p.name for p in pages if "SPEC" in p.read_text(encoding="utf-8")]
+    helps: list[str] = []
+
+    def visit(command: Any, words: tuple[str, ...]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            visit(sub, (*words, name))
+        texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+        if any("SPEC" in text for text in texts):
+            helps.append(" ".join(words))
+
+    visit(typer.main.get_command(app), ("tpdisc",))
+    assert not cited and not helps, (cited, helps)

@@ -48,3 +48,21 @@ def test_the_known_config_draws_too(toy_graph: RecipeGraph, tmp_path: Path) -> N
     domain = make_domain(toy_graph, VariantSpec())
     (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
     assert plots.metrics_figure(p, tmp_path / "m.png") is not None
+
+
+def test_an_empty_flow_panel_has_no_colour_scale(
+    toy_graph: RecipeGraph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    config = SimConfig(n_agents=4, n_steps=6, agent_type="stochastic")
+    (p,) = build_portraits(domain, config, [("zero", zero_to_one())], SEEDS[:2],
+                           make_executor("serial"))  # fmt: skip
+    p.flow["failures"] = [[0.0] * 4 for _ in range(4)]  # a protocol that sends no failure
+    figures = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig) or path)
+    plots.flow_figure(p, tmp_path / "flow.png")
+    (fig,) = figures
+    panels = [ax.get_title() for ax in fig.axes]
+    assert panels[1] == "failures: none delivered" and len(fig.axes) == 3  # one colour bar
+    ticks = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert not any("e-" in t for t in ticks), ticks  # no 1e-9 scale

@@ -141,8 +141,8 @@ def test_a_failing_protocol_is_reported_and_left_out(tmp_path, toy_graph) -> Non
         archive.finish_iteration(9, "warm-up", [row])
     run = load_run(path, graph=toy_graph)
     result = volume_study([run], CountingExecutor(), n_sims=1)
-    assert result.n == 3 and list(result.failed) == [f"{path}:{row.id}"]
-    assert "99" in result.failed[f"{path}:{row.id}"]
+    assert result.n == 3 and list(result.failed) == [f"{path}:bad"]  # by its name
+    assert "99" in result.failed[f"{path}:bad"]
     pool = CountingExecutor()
     volume_study([run], pool, n_sims=1)
     assert len(pool.tasks) == 1  # failures are not stored: retried

@@ -1,11 +1,19 @@
-"""tpdisc.cli.output: how a command's errors and interruptions reach the user."""
+"""tpdisc.cli.output: how a command's errors and interruptions reach the user, and the one
+rule of every --json option, held for each command that has one."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
 import typer
 from typer.testing import CliRunner
 
-from tpdisc.cli.output import user_errors
+from tests.conftest import TOY
+from tpdisc.cli import app, output
+from tpdisc.cli.output import JSON_RULE, JsonTarget, bare_json_to_stdout, user_errors
 from tpdisc.errors import ConfigError
 
 runner = CliRunner()
@@ -48,3 +56,156 @@ def test_other_exceptions_are_not_swallowed() -> None:
     result = run(RuntimeError("a bug"))
     assert isinstance(result.exception, RuntimeError) and str(result.exception) == "a bug"
     assert "error:" not in result.stderr
+
+
+# --- --json: one rule for every command -------------------------------------------------------
+
+
+def test_a_bare_json_option_means_stdout() -> None:
+    assert bare_json_to_stdout(["a", "--json"]) == ["a", "--json=-"]
+    assert bare_json_to_stdout(["--json", "--sims", "2"]) == ["--json=-", "--sims", "2"]
+    assert bare_json_to_stdout(["--json", "out.json", "a"]) == ["--json", "out.json", "a"]
+    assert bare_json_to_stdout(["--json", "-"]) == ["--json", "-"]
+    assert bare_json_to_stdout(["a", "--", "--json"]) == ["a", "--", "--json"]
+
+
+def test_a_json_file_must_say_it_is_one() -> None:
+    assert JsonTarget.parse(None) is None
+    assert JsonTarget.parse("-") == JsonTarget(None)
+    assert JsonTarget.parse("out/r.JSON") == JsonTarget(Path("out/r.JSON"))
+    # a protocol right after --json would be taken for its FILE
+    with pytest.raises(ConfigError, match=r"--json asocial: FILE must end in \.json"):
+        JsonTarget.parse("asocial")
+
+
+def json_commands() -> dict[str, str]:
+    """Every command with a --json option (its words, joined) and that option's help."""
+    found = {}
+
+    def visit(command: Any, words: tuple[str, ...]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            visit(sub, (*words, name))
+        for param in command.params:
+            if "--json" in getattr(param, "opts", ()):
+                found[" ".join(words)] = param.help or ""
+
+    visit(typer.main.get_command(app), ())
+    return found
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``(recipes, run_dir)``: the toy game and a two-iteration search of it."""
+    folder = tmp_path_factory.mktemp("json-rule")
+    recipes = folder / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    run_dir = folder / "run"
+    args = ["evolve", "--run-dir", str(run_dir), "--iterations", "2", "--no-rescore"]
+    result = runner.invoke(app, [*args, *tiny_simulation(recipes)])
+    assert result.exit_code == 0, result.output
+    return recipes, run_dir
+
+
+def tiny_simulation(recipes: Path) -> list[str]:
+    return [
+        "--recipes", str(recipes), "--sims", "2", "--steps", "5", "--agents", "3",
+        "--agent-type", "stochastic", "--executor", "serial",
+    ]  # fmt: skip
+
+
+def command_lines(recipes: Path, run_dir: Path, tmp: Path) -> dict[str, list[str]]:
+    """A cheap command line of every command that has --json."""
+    sim = tiny_simulation(recipes)
+    run = str(run_dir)
+    serial = ["--recipes", str(recipes), "--executor", "serial"]
+    return {
+        "evaluate": ["evaluate", "asocial", "paired", *sim],
+        "compare": ["compare", "asocial", "paired", *sim, "--out", str(tmp / "compare")],
+        "variants": ["variants", "--recipes", str(recipes)],
+        "inspect": ["inspect", "paired", *sim, "--out", str(tmp / "inspect")],
+        "archive": ["archive", run],
+        "prior show": ["prior", "show"],
+        "analyze ablation": [
+            *("analyze", "ablation", run, "--top", "1", "--bottom", "1"),
+            *("--sims", "1", "--steps", "4", *serial),
+        ],
+        "analyze volume": ["analyze", "volume", "paired", "asocial", *sim],
+        "analyze features": ["analyze", "features", "paired", "asocial", *sim],
+        "analyze generalize": [
+            *("analyze", "generalize", run, "--settings", "6-agents"),
+            *("--baselines", "asocial", *sim),
+        ],
+        "analyze embeddings": ["analyze", "embeddings", run],
+    }
+
+
+def test_every_json_option_states_the_one_rule(tmp_path: Path) -> None:
+    options = json_commands()
+    # A new command with --json joins the list below, and so the check of its behaviour.
+    assert set(options) == set(command_lines(tmp_path, tmp_path, tmp_path))
+    for words, help_text in options.items():
+        assert JSON_RULE in help_text, words
+        shown = runner.invoke(app, [*words.split(), "--help"], env={"COLUMNS": "400"})
+        assert "--json" in shown.stdout and "[FILE]" in shown.stdout, words
+
+
+@pytest.mark.parametrize("words", sorted(command_lines(Path(), Path(), Path())))
+def test_every_json_option_follows_the_one_rule(
+    words: str, tiny_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    args = command_lines(*tiny_run, tmp_path)[words]
+    alone = runner.invoke(app, [*args, "--json"])
+    assert alone.exit_code == 0, alone.output
+    printed = json.loads(alone.stdout)  # stdout holds the JSON and nothing else
+    file = tmp_path / "out" / "results.json"
+    written = runner.invoke(app, [*args, "--json", str(file)])
+    assert written.exit_code == 0, written.output
+    assert f"results written to {file}" in written.stdout
+    assert type(json.loads(file.read_text())) is type(printed)
+
+
+# --- progress without a terminal ----------------------------------------------------------------
+
+
+class Clock:
+    """A perf_counter that moves ``step`` seconds per reading."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("total", "seconds_per_item", "lines"),
+    [
+        (1000, 1.0, 10),  # a line per tenth
+        (6, 10.0, 6),  # fewer items than tenths: each item is a new tenth
+        (6, 0.1, 1),  # quick: the last line only, the others within a few seconds
+        (1000, 0.001, 1),
+    ],
+)
+def test_progress_in_a_log_is_a_line_per_tenth_and_per_few_seconds_at_most(
+    monkeypatch: pytest.MonkeyPatch, total: int, seconds_per_item: float, lines: int
+) -> None:
+    printed: list[str] = []
+    monkeypatch.setattr(output, "time", Clock(seconds_per_item))
+    monkeypatch.setattr(output.err_console, "print", lambda text, **kw: printed.append(text))
+    with output._progress_lines(total, "simulating") as advance:
+        for _ in range(total):
+            advance("paired")
+    assert len(printed) == lines
+    assert printed[-1].startswith(f"simulating: {total}/{total} (paired, ")
+
+
+def test_a_command_without_a_terminal_prints_ten_progress_lines_however_many_simulations(
+    tiny_run: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(output, "LOG_GAP_SECONDS", 0.0)  # as if every simulation were slow
+    args = ["evaluate", "asocial", "paired", *tiny_simulation(tiny_run[0]), "--sims", "150"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("simulating:")]
+    assert len(lines) == 10 and lines[-1].startswith("simulating: 300/300")

@@ -72,7 +72,7 @@ def test_a_bad_value_is_one_line_naming_file_row_and_column(
     run_dir: Path, command: list[str], column: str, value: object, message: str
 ) -> None:
     tamper(run_dir, f"UPDATE protocols SET {column}=? WHERE name='child'", value)
-    result = runner.invoke(app, [*command, str(run_dir)])
+    result = runner.invoke(app, [command[0], str(run_dir), *command[1:]])
     if command == ["archive"] and column not in {f.name for f in fields(CandidateSummary)}:
         assert result.exit_code == 0  # the listing never reads that column
         return
@@ -99,7 +99,7 @@ def test_a_bad_rescore_row_is_one_line(
     with Archive(run_dir / Archive.FILE_NAME) as archive:
         archive.add_rescore(Rescore(2, [100, 101], [6.0, 7.0], 6.5, 0.5))
     tamper(run_dir, f"UPDATE rescores SET {column}=?", value)
-    stderr = one_line_error(runner.invoke(app, [*command, str(run_dir)]))
+    stderr = one_line_error(runner.invoke(app, [command[0], str(run_dir), *command[1:]]))
     assert f"{run_dir / Archive.FILE_NAME}: rescores row " in stderr and message in stderr
 
 
@@ -116,15 +116,14 @@ def test_a_resumed_search_refuses_a_bad_row(run_dir: Path) -> None:
     assert "protocols row 1: column fitness_mean: expected a finite number" in str(info.value)
 
 
-def test_pages_escape_ids_even_when_nothing_checked_them(run_dir: Path) -> None:
+def test_pages_escape_names_even_when_nothing_checked_them(run_dir: Path) -> None:
     # The templates escape whatever they are given: a check that missed something would
-    # still not put markup into a page.
+    # still not put markup into a page. Parent, lineage and contrasts show names.
     with Archive(run_dir / Archive.FILE_NAME) as archive:
         child = archive.get(2)
-    child.lineage = [MARKUP]  # type: ignore[list-item]
-    child.contrast_ids = [MARKUP]  # type: ignore[list-item]
-    child.parent_id = MARKUP  # type: ignore[assignment]
-    page = _protocol_page(child, None, {1: "paired.html", 2: "child.html"}, None)
+    child.parent_id, child.lineage, child.contrast_ids = 1, [1], [1]
+    names = {1: MARKUP, 2: "child"}
+    page = _protocol_page(child, None, names, {1: "paired.html", 2: "child.html"}, None)
     assert "<script>" not in page and page.count("&lt;script&gt;") == 3
 
 
@@ -205,9 +204,10 @@ def test_a_bad_analysis_row_is_one_line(run_dir: Path) -> None:
 def test_an_exported_protocol_gets_no_code_from_its_stored_name(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    tamper(run_dir, "UPDATE protocols SET name=? WHERE id=2", "x\nraise SystemExit('injected')\r")
+    name = "x\nraise SystemExit('injected')\r"
+    tamper(run_dir, "UPDATE protocols SET name=? WHERE id=2", name)
     out = tmp_path / "exported.py"
-    result = runner.invoke(app, ["archive", str(run_dir), "--export", "2", str(out)])
+    result = runner.invoke(app, ["archive", str(run_dir), "--export", name, str(out)])
     assert result.exit_code == 0, result.output
     code = [line for line in out.read_text().splitlines() if not line.startswith("#")]
     assert code == ["", "x = 2"]

@@ -148,6 +148,7 @@ def test_failure_message_says_what_was_tried(isolated: Path, server: Server, mon
     assert str(isolated / FILE_NAME) in message
     assert f"download of {server.url} failed" in message and "404" in message
     assert "--recipes PATH or TPDISC_RECIPES=PATH" in message
+    assert "'tpdisc data install PATH'" in message  # the lasting fix, named
     assert server.requests == [f"/datasets/{FILE_NAME}"]
 
 
@@ -158,7 +159,7 @@ def test_unreachable_server(isolated: Path) -> None:
 
 def test_download_can_be_disabled(isolated: Path, server: Server, monkeypatch) -> None:
     monkeypatch.setattr(data, "URL", server.url)
-    with pytest.raises(RecipeDataError, match="and download disabled; point the tool"):
+    with pytest.raises(RecipeDataError, match=r"and download disabled; keep a local copy"):
         locate_recipes(allow_download=False)
     assert server.requests == []
 

@@ -14,23 +14,19 @@ from tpdisc.cli import app
 from tpdisc.executors.make import make_executor
 from tpdisc.report import best_portraits
 from tpdisc.report.portrait_pages import read_portrait
-from tpdisc.report.search_run import page_names
 from tpdisc.search.archive import Archive
+from tpdisc.search.listing import labels
 
 run_dir = test_search_run.run_dir
 runner = CliRunner()
 
 
-def best_page(run: Path, protocol_id: int) -> str:
-    """The file of a protocol's page in the run's report (named as the command line names it)."""
+def best_name(run: Path) -> str:
+    """The best protocol's name, as the command line prints it (i0003)."""
     with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
-        return page_names(archive.summaries())[protocol_id]
-
-
-def best_id(run: Path) -> int:
-    with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
+        names = labels(archive.summaries())
         rows = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
-    return max(rows, key=lambda c: (c.fitness, -c.id)).id
+    return names[max(rows, key=lambda c: (c.fitness, -c.id)).id]
 
 
 def test_the_report_links_the_best_protocol_to_its_portrait(
@@ -41,11 +37,12 @@ def test_the_report_links_the_best_protocol_to_its_portrait(
     args = ["report", str(run_dir), "--out", str(out), "--recipes", str(recipes)]
     result = runner.invoke(app, [*args, "--portrait-sims", "2"])
     assert result.exit_code == 0, result.output
-    best = best_id(run_dir)
-    page = out / "portraits" / str(best) / "index.html"
+    best = best_name(run_dir)
+    # named as its page is, and as the command line names it: portraits/i0003, i0003.html
+    page = out / "portraits" / best / "index.html"
     assert page.is_file()
     assert f'href="portraits/{best}/index.html"' in (out / "index.html").read_text()
-    protocol_page = (out / "protocols" / best_page(run_dir, best)).read_text()
+    protocol_page = (out / "protocols" / f"{best}.html").read_text()
     assert f'href="../portraits/{best}/index.html"' in protocol_page
     assert 'href="../../index.html"' in page.read_text()
     stored = read_portrait(page.parent)

@@ -141,6 +141,12 @@ def test_a_clean_site_has_no_problem_and_a_screenshot(chromium: str, tmp_path: P
             {"pages/b.html": page("B", '<img src="gone.png" alt="g">')},
             "pages/b.html: broken link gone.png: no file pages/gone.png",
         ),
+        (
+            "<style>dt { float: left; width: 4em } dd { margin-left: 5em }</style>"
+            "<dl><dt>sim.params.empowerment.name</dt><dd>calibrated</dd></dl>",
+            {},
+            "index.html: 'sim.params.empowerment.name' is printed over its value",
+        ),
     ],
     ids=[
         "console-error",
@@ -154,6 +160,7 @@ def test_a_clean_site_has_no_problem_and_a_screenshot(chromium: str, tmp_path: P
         "cdn-script",
         "css-from-network",
         "defect-on-a-linked-page",
+        "overprinted-term",
     ],
 )
 def test_each_defect_is_one_problem(
@@ -225,6 +232,8 @@ def report_index(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 
 def test_tpdisc_report_has_no_problem(chromium: str, report_index: Path, tmp_path: Path) -> None:
+    # Its configuration shows the longest keys (sim.params.empowerment.name) beside values.
+    assert "sim.params.empowerment.name" in report_index.read_text()
     shot = tmp_path / "report.png"
     assert check_site(report_index, shot, binary=chromium) == []
     assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -101,7 +101,7 @@ def test_every_protocol_has_a_page_linked_from_the_index(run_dir: Path, report: 
     assert "-Infinity" in keys  # the hostile protocol has no fitness
     for c in rows:
         # named as the command line names them; the hostile name is no file name
-        page = f"{c.id}.html" if c.name == EVIL else f"{c.name}.html"
+        page = f"protocol-{c.id}.html" if c.name == EVIL else f"{c.name}.html"
         assert page_name(c.name, c.id) == page
         assert (report / "protocols" / page).is_file()
         assert f"protocols/{page}" in index.links
@@ -113,12 +113,17 @@ def test_lineage_links_up_the_parent_chain_and_diff(run_dir: Path, report: Path)
         last = archive.candidates()[-1]
         names = {c.id: c.name for c in archive.summaries()}
     assert last.id is not None and len(last.lineage) == 2
-    page = Page(report / "protocols" / f"{last.id}.html")
+    page = Page(report / "protocols" / f"protocol-{last.id}.html")
     for ancestor in last.lineage:
         assert f"{names[ancestor]}.html" in page.links
     assert "../index.html" in page.links
     text = "".join(page.text)
-    assert "Changes from the parent" in text and f"parent {last.parent_id}" in text
+    assert last.parent_id is not None
+    assert "Changes from the parent" in text and f"parent {names[last.parent_id]}" in text
+    # one name per protocol: the lineage reads as names, never as row ids
+    lineage = text[text.index("lineage") : text.index("Changes from the parent")]
+    assert " ← ".join(names[i] for i in last.lineage) in lineage
+    assert not re.search(r"\b\d+\b", lineage.split("\n")[0]), lineage
     assert "gi" in page.classes  # pygments' class for an inserted diff line
 
 
@@ -132,14 +137,14 @@ def test_code_is_highlighted(report: Path) -> None:
 def test_archive_text_is_escaped(run_dir: Path, report: Path) -> None:
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
         hostile = archive.candidates()[-1].id
-    for path in (report / "index.html", report / "protocols" / f"{hostile}.html"):
+    for path in (report / "index.html", report / "protocols" / f"protocol-{hostile}.html"):
         raw = path.read_text()
         assert "<script>alert" not in raw and "<b>bold" not in raw
         assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in raw
         page = Page(path)
         assert EVIL in "".join(page.text)  # shown as text, exactly as stored
-    assert Page(report / "protocols" / f"{hostile}.html").scripts == 0
-    assert "error" in Page(report / "protocols" / f"{hostile}.html").classes
+    assert Page(report / "protocols" / f"protocol-{hostile}.html").scripts == 0
+    assert "error" in Page(report / "protocols" / f"protocol-{hostile}.html").classes
 
 
 def test_out_option_and_a_directory_that_is_no_run(run_dir: Path, tmp_path: Path) -> None:

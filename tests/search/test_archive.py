@@ -112,7 +112,9 @@ def test_stats_totals_and_calls(tmp_path) -> None:
         assert archive.find_code("nothing") is None
     assert (stats.n_valid, stats.n_invalid, stats.best_name) == (3, 1, "i1r1")
     assert stats.mean_fitness == pytest.approx(20.0) and stats.best_fitness == 30.0
-    assert (totals.protocols, totals.valid, totals.invalid, totals.repairs) == (4, 3, 1, 1)
+    # the search's own protocols, the seeded baselines apart
+    assert (totals.protocols, totals.valid, totals.invalid, totals.repairs) == (4, 1, 1, 1)
+    assert totals.seeds == 2
     assert (totals.llm_calls, totals.prompt_tokens, totals.completion_tokens) == (2, 17, 8)
     assert totals.cost == pytest.approx(0.75)
 
@@ -282,5 +284,6 @@ def test_racing_rows_scored_designs_and_the_bar(tmp_path) -> None:
         assert archive.fitness_at_rank(3) is None
         assert archive.scored_designs() == [({"route": "everyone"}, 30.0), ({"n_memories": 3}, 5.0)]
         assert archive.find_code("y") is not None
-        assert archive.totals().raced == 1 and archive.totals().valid == 2
+        assert archive.totals().raced == 1 and archive.totals().valid == 1  # the seed apart
+        assert archive.totals().seeds == 1
         assert archive.stats().n_valid == 2

@@ -219,7 +219,7 @@ def test_llm_run_with_broken_code_and_server_errors(tmp_path, toy_graph) -> None
         invalid = archive.candidates(status="invalid")
         valid = archive.candidates(valid_only=True)
         calls = archive.db.execute("SELECT SUM(requests), COUNT(*) FROM llm_calls").fetchone()
-    assert totals.valid == 5 + 12 and totals.iterations == 12
+    assert totals.valid == 12 and totals.seeds == 5 and totals.iterations == 12
     assert sorted(author.broken_sent) == sorted(BROKEN_KINDS)
     assert totals.repairs == len(invalid) == 4
     errors = " | ".join(c.error for c in invalid)

@@ -8,8 +8,10 @@ import pytest
 from rich.console import Console
 
 from tpdisc.errors import ConfigError
+from tpdisc.search import progress as progress_module
 from tpdisc.search.archive import Candidate, Rescore
 from tpdisc.search.config import SearchConfig
+from tpdisc.search.loop import Event
 from tpdisc.search.progress import SearchProgress
 from tpdisc.search.rescore import RescoreResult, fresh_seeds
 
@@ -53,6 +55,35 @@ def test_the_verdict_names_another_protocol_when_it_is_best_on_fresh_seeds() -> 
 def test_the_simulations_bar_is_gone_when_the_search_ends() -> None:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=100)
-    with SearchProgress(console, 3, 0, 10, show_cost=False) as progress:
+    with SearchProgress(console, 3, 0, 10) as progress:
         assert len(progress.progress.tasks) == 2
     assert [t.description for t in progress.progress.tasks] == ["iterations"]
+
+
+def test_the_search_display_names_a_cost_only_when_there_is_one() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=150)
+    with SearchProgress(console, 3, 0, 10) as progress:
+        for cost in (0.0, 0.25):  # an offline search spends nothing; a model may
+            event = Event("iteration", 1, 3, "improve", "valid", "i0001", 50.0, 50.0, cost)
+            progress.event(event)
+            status = progress.progress.tasks[0].fields["status"]
+            assert ("$" in status) == (cost > 0), status
+    assert "$0.0000" not in out.getvalue() and "$0.2500" in out.getvalue()
+
+
+@pytest.mark.parametrize(("gap", "lines"), [(0.0, 10), (3600.0, 1)])
+def test_in_a_log_the_search_prints_a_line_per_tenth_and_per_few_seconds_at_most(
+    monkeypatch: pytest.MonkeyPatch, gap: float, lines: int
+) -> None:
+    monkeypatch.setattr(progress_module, "LOG_GAP_SECONDS", gap)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=150)
+    with SearchProgress(console, 40, 0, 10) as progress:
+        progress.event(Event("seed", 0, 40, "seed", "valid", "paired", 50.0, 50.0, 0.0))
+        for i in range(1, 41):
+            progress.simulation()
+            progress.event(Event("iteration", i, 40, "improve", "valid", f"i{i:04d}", 1.0, 50.0, 0))
+    printed = out.getvalue().splitlines()
+    assert len(printed) == lines, printed
+    assert printed[-1] == "iterations: 40/40 (best 50.00 | last i0040 1.00)"

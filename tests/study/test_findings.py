@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.test_best_portraits import best_page
 from tests.study.test_report import Page
 from tests.tiny_study import keep_only, tiny_study
 from tpdisc.report import best_portraits
+from tpdisc.report.search_run import page_name
 from tpdisc.study.findings import findings
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.publish import publish
@@ -58,7 +58,7 @@ def test_each_best_protocol_links_to_its_portrait_and_back(study: StudyDir, repo
     search = study.read_result("search")
     assert search is not None
     run = search["runs"][0]
-    page_file = best_page(study.root / run["path"], run["best"]["id"])
+    page_file = page_name(run["best"]["name"], run["best"]["id"])
     browser = report.parent / "runs" / run["label"] / "protocols" / page_file
     assert f"../../../portraits/{run['label']}/index.html" in Page(browser).links
 

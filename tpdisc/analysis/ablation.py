@@ -243,7 +243,7 @@ def ablation_study(
             for r in chosen[set_name]:
                 pid = r.protocol.id
                 if pid in p.errors:
-                    failed[f"{p.run.path}:{pid}"] = p.errors[pid]
+                    failed[f"{p.run.path}:{r.protocol.name}"] = p.errors[pid]
                     continue
                 seeds = tuple(compare_seeds)
                 rows.append(

@@ -31,8 +31,8 @@ from tpdisc.analysis.store import ORIGINAL, AnalysisStore
 from tpdisc.executors.base import Executor
 from tpdisc.sim.game import SimResult
 
-# The reference's ρ of (original − ablated) with fitness over ≈1,000 generated protocols
-# (SPEC §6), for the side-by-side column of docs/analysis.md.
+# The reference study's ρ of (original − ablated) with fitness over ≈1,000 generated
+# protocols, for the side-by-side column of docs/analysis.md.
 REFERENCE_RHO: dict[str, float] = {
     "recency_bias": 0.64,
     "cond_recency_has_2": 0.63,
@@ -219,7 +219,8 @@ def feature_study(
                     found.append(
                         ProtocolFeatures(protocol.run, protocol.id, protocol.name, score, stored)
                     )
-    failed = {f"{run} #{pid}": error for (run, pid), error in errors.items()}
+    names = {(p.run, p.id): p.name for run in runs for p in run.protocols}
+    failed = {f"{run}:{names.get((run, pid), pid)}": error for (run, pid), error in errors.items()}
     return FeatureStudy(len(values), feature_table(values, fitness), failed, tuple(found))
 
 
@@ -278,7 +279,7 @@ def feature_figure(study: FeatureStudy, path: Path) -> Path:
             marker="|",
             s=120,
             color="black",
-            label="reference ρ (SPEC §6)",
+            label="reference study's ρ",
             zorder=3,
         )
         ax.legend(loc="lower right", fontsize=8)

@@ -82,7 +82,8 @@ def coverage_figure(evaluations: Sequence[Evaluation], path: str | Path, title: 
 
 PAIRWISE_TITLE = (
     "row − column final coverage, one-sided Welch, BH-adjusted\n"
-    "* .05  ** .01  *** .001; pale: not significant"
+    "stars: the row beats the column (* .05  ** .01  *** .001)\n"
+    "deep blue: the row beats the column; deep red: the column beats the row; pale: neither"
 )
 # How much of its colour a cell whose difference is not significant keeps: noise shows as
 # a tint, never as a strong colour.
@@ -136,7 +137,7 @@ def pairwise_figure(comparison: PairwiseComparison, path: str | Path) -> Path:
     ax.set_title(PAIRWISE_TITLE, fontsize=8)
     scale = plt.cm.ScalarMappable(cmap="RdBu", norm=plt.Normalize(-limit, limit))
     bar = fig.colorbar(scale, ax=ax, shrink=0.8)
-    bar.set_label("mean final coverage, row − column\n(elements; pale cells: p ≥ .05)", fontsize=7)
+    bar.set_label("mean final coverage, row − column\n(elements; pale: neither beats)", fontsize=7)
     bar.ax.tick_params(labelsize=7)
     return _save(fig, path)
 

@@ -49,7 +49,8 @@ def smooth(values: Sequence[float | None], window: int) -> np.ndarray:
 
 def _heatmap(ax: Any, matrix: np.ndarray, vmax: float, cmap: str, title: str) -> Any:
     n = matrix.shape[0]
-    image = ax.imshow(matrix, cmap=cmap, vmin=0, vmax=max(vmax, 1e-9))
+    # Nothing delivered: a blank panel on a unit scale (the caller leaves out its bar).
+    image = ax.imshow(matrix, cmap=cmap, vmin=0, vmax=vmax if vmax > 0 else 1.0)
     if n <= 12:  # numbers stay legible up to a dozen agents
         for i in range(n):
             for j in range(n):
@@ -77,10 +78,12 @@ def flow_figure(portrait: Portrait, path: str | Path) -> Path:
         (axes[1], failures, "Oranges", "failures"),
     ):
         total = matrix.sum()
-        image = _heatmap(ax, matrix, float(matrix.max()), cmap, f"{what}: {total:.0f} per game")
-        bar = fig.colorbar(image, ax=ax, shrink=0.8)
-        bar.set_label(f"memories of {what} delivered\n(mean per simulation)", fontsize=7)
-        bar.ax.tick_params(labelsize=7)
+        title = f"{what}: {total:.0f} per game" if total > 0 else f"{what}: none delivered"
+        image = _heatmap(ax, matrix, float(matrix.max()), cmap, title)
+        if total > 0:  # an empty panel's scale would only show rounding
+            bar = fig.colorbar(image, ax=ax, shrink=0.8)
+            bar.set_label(f"memories of {what} delivered\n(mean per simulation)", fontsize=7)
+            bar.ax.tick_params(labelsize=7)
     fig.suptitle(f"{short_label(portrait.name, 60)}: who sent to whom", fontsize=10)
     return save_figure(fig, path)
 
@@ -97,10 +100,10 @@ def flow_thirds_figure(portrait: Portrait, path: str | Path) -> Path:
         span = f"steps {bounds[w] + 1}–{bounds[w + 1]}"
         title = f"{THIRDS[w]} ({span}): {matrix.sum():.0f}"
         images.append(_heatmap(ax, matrix, vmax, "Purples", title))
-    image = images[-1]
-    bar = fig.colorbar(image, ax=list(axes), shrink=0.8)
-    bar.set_label("memories delivered (mean per simulation)", fontsize=7)
-    bar.ax.tick_params(labelsize=7)
+    if vmax > 0:  # nothing delivered in the whole game: no scale to show
+        bar = fig.colorbar(images[-1], ax=list(axes), shrink=0.8)
+        bar.set_label("memories delivered (mean per simulation)", fontsize=7)
+        bar.ax.tick_params(labelsize=7)
     fig.suptitle("Does the routing change over the game? (one colour scale)", fontsize=10)
     return save_figure(fig, path)
 

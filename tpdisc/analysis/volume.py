@@ -94,7 +94,7 @@ def volume_study(
     for p in plans:
         for protocol in p.run.protocols:
             if protocol.id in p.errors:
-                failed[f"{protocol.run}:{protocol.id}"] = p.errors[protocol.id]
+                failed[f"{protocol.run}:{protocol.name}"] = p.errors[protocol.id]
                 continue
             sims = [p.original[protocol.id][s] for s in p.seeds[protocol.id]]
             if not sims:

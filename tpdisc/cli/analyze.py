@@ -12,7 +12,6 @@ the same simulation options (their results are kept for the command's duration o
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -21,16 +20,25 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from tpdisc.cli.options import (
     EXECUTOR_OPTIONS,
     PROTOCOL_GROUPS,
-    JsonOutOpt,
     Opt,
     RecipesOpt,
 )
-from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.cli.output import (
+    JsonTarget,
+    err_console,
+    human_console,
+    json_on_stdout,
+    json_option,
+    progress_bar,
+    user_errors,
+)
 from tpdisc.cli.settings import Options, with_options
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
@@ -183,11 +191,16 @@ def _targets(
         yield runs, n_sims, config.executor
 
 
-def _write_json(path: Path | None, data: dict[str, Any]) -> None:
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n")
-        console.print(f"results written to {path}")
+def _finish(target: JsonTarget | None, data: dict[str, Any], *tables: RenderableType) -> Console:
+    """Print the tables (unless the JSON takes stdout) and write the JSON; returns the
+    console for the command's last messages."""
+    out = human_console(target)
+    if not json_on_stdout(target):
+        for table in tables:
+            out.print(table)
+    if target is not None:
+        target.write(data, say=out)
+    return out
 
 
 def _number(value: float | None, spec: str = ".2f") -> str:
@@ -208,16 +221,19 @@ def ablation_cmd(
     steps: StepsOpt = None,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
-    json_out: JsonOutOpt = None,
+    json_out: Annotated[
+        str | None, json_option("each set's original and ablated coverage, every protocol's")
+    ] = None,
     plot: PlotOpt = None,
     *,
     options: Options,
 ) -> None:
-    """State-awareness ablation (SPEC §6): rank each run's protocols on seeds 0–14, run
+    """State-awareness ablation (docs/analysis.md): rank each run's protocols on seeds 0–14, run
     the top and bottom ones as written and as schedule replays on seeds 15–29, and test
     the paired difference (paired t-test over protocols)."""
     from tpdisc.analysis.ablation import COMPARE_SEEDS, ablation_figure, ablation_study
 
+    target = JsonTarget.parse(json_out)
     runs = _load_runs(run_dirs, recipes, steps, include_baselines)
     executor = options.config(AnalyzeSettings).executor
     with _simulating(executor, "ablation") as (pool, start, advance):
@@ -250,10 +266,9 @@ def ablation_cmd(
             _number(s["delta"], "+.2f"),
             _number(s["p"], ".3g"),
         )
-    console.print(table)
-    _write_json(json_out, result.to_json())
+    out = _finish(target, result.to_json(), table)
     if plot is not None:
-        console.print(f"figure saved to {ablation_figure(result, plot / 'ablation.png')}")
+        out.print(f"figure saved to {ablation_figure(result, plot / 'ablation.png')}")
 
 
 @analyze_app.command("volume")
@@ -263,15 +278,18 @@ def volume_cmd(
     targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
-    json_out: JsonOutOpt = None,
+    json_out: Annotated[
+        str | None, json_option("the correlation and every protocol's volume and fitness")
+    ] = None,
     plot: PlotOpt = None,
     *,
     options: Options,
 ) -> None:
-    """Volume (SPEC §6): novel memories received per agent against fitness, Spearman ρ,
+    """Volume (docs/analysis.md): novel memories received per agent against fitness, Spearman ρ,
     over the protocols of run directories, protocol files and baselines."""
     from tpdisc.analysis.volume import volume_figure, volume_study
 
+    target = JsonTarget.parse(json_out)
     with (
         _targets(targets, options, recipes, include_baselines) as (runs, sims, executor),
         _simulating(executor, "volume") as (pool, start, advance),
@@ -280,14 +298,13 @@ def volume_cmd(
     for key, error in result.failed.items():
         err_console.print(f"protocol {key} failed, left out: {error}", highlight=False)
     data = result.to_json()
-    console.print(
+    line = Text(
         f"volume: n = {result.n} protocols, Spearman ρ(novel received per agent, fitness) = "
-        f"{_number(data['rho'], '+.3f')}, p = {_number(data['p'], '.3g')}",
-        highlight=False,
+        f"{_number(data['rho'], '+.3f')}, p = {_number(data['p'], '.3g')}"
     )
-    _write_json(json_out, data)
+    out = _finish(target, data, line)
     if plot is not None:
-        console.print(f"figure saved to {volume_figure(result, plot / 'volume.png')}")
+        out.print(f"figure saved to {volume_figure(result, plot / 'volume.png')}")
 
 
 @analyze_app.command("features")
@@ -297,17 +314,20 @@ def features_cmd(
     targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
     recipes: RecipesOpt = None,
-    json_out: JsonOutOpt = None,
+    json_out: Annotated[
+        str | None, json_option("every feature's statistics and every protocol's values")
+    ] = None,
     plot: PlotOpt = None,
     *,
     options: Options,
 ) -> None:
-    """Behavioural features (SPEC §6): the 23 features of every valid protocol of run
+    """Behavioural features (docs/analysis.md): the 23 features of every valid protocol of run
     directories, and of protocol files and baselines, original and schedule replay;
     Spearman ρ of their difference with fitness, BH q, Cohen's d; with a few protocols,
     each one's values too."""
     from tpdisc.analysis.feature_study import feature_figure, feature_study, missing_features
 
+    target = JsonTarget.parse(json_out)
     with (
         _targets(targets, options, recipes, include_baselines) as (runs, sims, executor),
         _simulating(executor, "features") as (pool, start, advance),
@@ -341,12 +361,10 @@ def features_cmd(
             _number(row.rho_ablated, "+.2f"),
             _number(row.reference_rho, "+.2f"),
         )
-    console.print(table)
-    if 0 < len(study.protocols) <= FEW_PROTOCOLS:
-        console.print(_values_table(study))
-    _write_json(json_out, study.to_json())
+    few = 0 < len(study.protocols) <= FEW_PROTOCOLS
+    out = _finish(target, study.to_json(), table, *([_values_table(study)] if few else []))
     if plot is not None:
-        console.print(f"figure saved to {feature_figure(study, plot / 'features.png')}")
+        out.print(f"figure saved to {feature_figure(study, plot / 'features.png')}")
 
 
 # Up to this many protocols, features also prints each one's values: with so few, the

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,12 +16,19 @@ from tpdisc.cli.options import (
     CONFIG_OPTIONS,
     LLM_AGENT,
     PROTOCOL_GROUPS,
-    JsonOutOpt,
     Opt,
     RecipesOpt,
     SimsOpt,
 )
-from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.cli.output import (
+    JsonTarget,
+    err_console,
+    human_console,
+    json_on_stdout,
+    json_option,
+    progress_bar,
+    user_errors,
+)
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.config_tree import section
 
@@ -94,7 +100,10 @@ def generalize_cmd(
     protocols: GeneralizeProtocolsArg,
     baselines: BaselinesOpt = "standard",
     settings: SettingsOpt = None,
-    json_out: JsonOutOpt = None,
+    json_out: Annotated[
+        str | None,
+        json_option("every setting's protocols and baselines, with the study's gains"),
+    ] = None,
     plot: GeneralizePlotOpt = None,
     *,
     options: Options,
@@ -114,6 +123,7 @@ def generalize_cmd(
     from tpdisc.sim.config import EvaluationConfig
 
     base = options.config(EvaluationConfig)
+    target = JsonTarget.parse(json_out)
     if options["print_config"]:
         print_yaml(base)
         return
@@ -140,14 +150,14 @@ def generalize_cmd(
                 llm=llm,
                 on_simulation=lambda setting, name: advance(f"{setting}: {name}"),
             )
-    console.print(_generalization_table(study))
-    if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(study.to_json(), indent=2))
-        console.print(f"results written to {json_out}")
+    out = human_console(target)
+    if not json_on_stdout(target):
+        out.print(_generalization_table(study))
+    if target is not None:
+        target.write(study.to_json(), say=out)
     if plot and study.results:
         path = generalization_figure(study, plot / "generalization.png")
-        console.print(f"figure saved to {path}")
+        out.print(f"figure saved to {path}")
 
 
 def _llm_settings(options: Options) -> dict[str, Any]:
@@ -241,7 +251,9 @@ MapSeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the t-SN
 def embeddings_cmd(
     run_dirs: RunDirsArg,
     backend: BackendOpt = "tfidf",
-    json_out: JsonOutOpt = None,
+    json_out: Annotated[
+        str | None, json_option("every protocol's map position and the MMD² matrices")
+    ] = None,
     plot: EmbeddingsPlotOpt = None,
     seed: MapSeedOpt = 0,
 ) -> None:
@@ -255,6 +267,8 @@ def embeddings_cmd(
         mmd_figure,
     )
 
+    target = JsonTarget.parse(json_out)
+    out = human_console(target)
     study = embed_runs(run_dirs, make_backend(backend), seed)
     table = Table(title=f"MMD² between runs ({study.backend} embedding, cosine kernel)")
     table.add_column("run")
@@ -264,11 +278,10 @@ def embeddings_cmd(
     for i, run in enumerate(study.runs):
         count = sum(p.run == run for p in study.protocols)
         table.add_row(run, str(count), *(f"{v:.4f}" for v in study.mmd[i]))
-    console.print(table)
-    if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(study.to_json(), indent=2))
-        console.print(f"results written to {json_out}")
+    if not json_on_stdout(target):
+        out.print(table)
+    if target is not None:
+        target.write(study.to_json(), say=out)
     if plot:
         paths = [embedding_map_figure(study, plot / "embedding_map.png")]
         paths.append(mmd_figure(study.mmd, study.runs, plot / "mmd_runs.png", "between runs"))
@@ -277,4 +290,4 @@ def embeddings_cmd(
                 mmd_figure(study.mmd_kinds, study.kinds, plot / "mmd_kinds.png", "between kinds")
             )
         for path in paths:
-            console.print(f"figure saved to {path}")
+            out.print(f"figure saved to {path}")

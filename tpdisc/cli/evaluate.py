@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,7 +18,15 @@ from tpdisc.cli.options import (
     RecipesOpt,
     SimsOpt,
 )
-from tpdisc.cli.output import console, err_console, user_errors
+from tpdisc.cli.output import (
+    JsonTarget,
+    console,
+    err_console,
+    human_console,
+    json_on_stdout,
+    json_option,
+    user_errors,
+)
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.cli.tables import llm_usage, mechanism_table, results_table, versus, write_figures
@@ -49,8 +55,7 @@ ProtocolsArg = Annotated[
     ),
 ]
 JsonOpt = Annotated[
-    Path | None,
-    typer.Option("--json", help="Write config and per-protocol results to this JSON file."),
+    str | None, json_option("the settings and every protocol's results, every simulation")
 ]
 PlotOpt = Annotated[
     Path | None,
@@ -119,7 +124,8 @@ def evaluate_cmd(
     """Evaluate protocols: final coverage (mean ± sem) over seeded simulations, and each
     protocol's difference from the best standard baseline with its significance."""
     config = evaluation_config(protocols, options)
-    run(config, options, json_out, plot, log_dir, details, reference)
+    target = JsonTarget.parse(json_out)
+    run(config, options, [target] if target else [], plot, log_dir, details, reference)
 
 
 @user_errors
@@ -135,12 +141,10 @@ def compare_cmd(
         ),
     ] = Path("results/compare"),
     json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            help="Write config and per-protocol results to this JSON file (default: "
-            "results.json in --out).",
-            show_default=False,
+        str | None,
+        json_option(
+            "the settings and every protocol's results (results.json in --out holds them "
+            "too, unless FILE is given)"
         ),
     ] = None,
     log_dir: LogDirOpt = None,
@@ -153,10 +157,14 @@ def compare_cmd(
     matrix with significance stars (the README's main job); the table shows each
     protocol's difference from the best standard baseline with its significance."""
     config = evaluation_config(protocols, options)
+    target = JsonTarget.parse(json_out)
     if not options["print_config"]:
         check_reference(config, reference)
         keep_earlier_results(out)
-    run(config, options, json_out or out / "results.json", out, log_dir, details, reference)
+    targets = [target] if target is not None else []
+    if target is None or target.on_stdout:  # the folder keeps it beside its figures
+        targets.append(JsonTarget(out / "results.json"))
+    run(config, options, targets, out, log_dir, details, reference)
 
 
 COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
@@ -197,7 +205,7 @@ def evaluation_config(protocols: list[str] | None, options: Options) -> Evaluati
 def run(
     config: EvaluationConfig,
     options: Options,
-    json_out: Path | None,
+    json_targets: list[JsonTarget],
     plot: Path | None,
     log_dir: Path | None,
     details: bool,
@@ -214,6 +222,7 @@ def run(
             f"warning: with 1 agent no one shares: {', '.join(sharing)} will play as asocial"
         )
     sim = config.sim
+    out = human_console(*json_targets)
     with config.executor.open() as pool:
         graph = default_graph(config.recipes)
         domain = make_domain(graph, sim.variant)
@@ -226,12 +235,13 @@ def run(
         model = sim.params.empowerment
         title += f"; empowerment model {model.label}, prior seed {model.prior.seed}"
     against = versus(evaluations, reference)
-    console.print(results_table(evaluations, title, against))
-    if details:
-        console.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
+    if not json_on_stdout(*json_targets):
+        out.print(results_table(evaluations, title, against))
+    if details and not json_on_stdout(*json_targets):
+        out.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
     for line in llm_usage(evaluations):
-        console.print(line, highlight=False)
-    if json_out:
+        out.print(line, highlight=False)
+    if json_targets:
         payload = {
             "run": provenance(started),
             "config": describe_run(sim, domain, graph, config.seeds),
@@ -240,12 +250,11 @@ def run(
         }
         if against is not None:
             payload["versus_reference"] = against.to_json()
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(payload, indent=2))
-        console.print(f"results written to {json_out}")
+        for target in json_targets:
+            target.write(payload, say=out)
     if plot:
         for path in write_figures(evaluations, plot, title):
-            console.print(f"figure saved to {path}")
+            out.print(f"figure saved to {path}")
 
 
 @user_errors
@@ -253,9 +262,12 @@ def variants_cmd(
     recipes: RecipesOpt = None,
     max_depth: MaxDepthOpt = 3,
     dropout_seed: DropoutSeedOpt = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    json_out: Annotated[
+        str | None, json_option("each variant's start sets and reachable counts")
+    ] = None,
 ) -> None:
     """Reachable-element count of every domain variant."""
+    target = JsonTarget.parse(json_out)
     graph = default_graph(recipes)
     rows: list[dict[str, Any]] = []
     for name in VARIANTS:
@@ -273,9 +285,10 @@ def variants_cmd(
             }
         )
     notes = variant_notes(graph, rows, max_depth)
-    if as_json:
-        sys.stdout.write(json.dumps({"variants": rows, "notes": notes}, indent=2) + "\n")
-        return
+    if target is not None:
+        target.write({"variants": rows, "notes": notes})
+        if target.on_stdout:
+            return
     table = Table(title=f"Domain variants ({graph.n_elements} elements in the file)")
     for col in ("variant", "reachable (all starts pooled)", "reachable per start set", "recipes"):
         table.add_column(col, justify="left" if col == "variant" else "right")

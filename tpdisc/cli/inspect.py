@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +15,14 @@ from tpdisc.cli.options import (
     RecipesOpt,
     SimsOpt,
 )
-from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.cli.output import (
+    JsonTarget,
+    err_console,
+    human_console,
+    json_option,
+    progress_bar,
+    user_errors,
+)
 from tpdisc.cli.runs import describe_run
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.sim.config import EvaluationConfig
@@ -53,12 +59,10 @@ def inspect_cmd(
         ),
     ] = Path("results/inspect"),
     json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            help="Also write every number the pages show to this JSON file (flow matrices "
-            "as lists of rows, sender x recipient; curves per step).",
-            show_default=False,
+        str | None,
+        json_option(
+            "every number the pages show (flow matrices as lists of rows, sender x "
+            "recipient; curves per step)"
         ),
     ] = None,
     *,
@@ -79,6 +83,8 @@ def inspect_cmd(
     if "sims" not in options.given and "sims" not in options.file_settings():
         arguments["sims"] = INSPECT_SIMS
     config = options.config(EvaluationConfig, arguments)
+    target = JsonTarget.parse(json_out)
+    out_console = human_console(target)
     if options["print_config"]:
         print_yaml(config)
         return
@@ -97,14 +103,12 @@ def inspect_cmd(
     ):
         portraits = build_portraits(domain, sim, named, config.seeds, pool, advance)
     index = write_portraits(portraits, out)
-    console.print(f"pages written to {index}")
-    if json_out is not None:
+    out_console.print(f"pages written to {index}", highlight=False, soft_wrap=True)
+    if target is not None:
         payload = {
             "run": provenance(started),
             "config": describe_run(sim, domain, graph, config.seeds),
             "evaluation": config.to_dict(),
             "portraits": [p.to_json() for p in portraits],
         }
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(payload, indent=1))
-        console.print(f"numbers written to {json_out}")
+        target.write(payload, indent=1, say=out_console)

@@ -232,10 +232,6 @@ TrustedOpt = Annotated[
         "for code you wrote or have read.",
     ),
 ]
-JsonOutOpt = Annotated[
-    Path | None,
-    typer.Option("--json", help="Write the results as JSON to this file.", show_default=False),
-]
 
 
 @dataclass(frozen=True)

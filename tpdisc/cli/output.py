@@ -1,21 +1,26 @@
-"""Where the command line writes: stdout and stderr consoles, one-line errors, progress bars."""
+"""Where the command line writes: stdout and stderr consoles, one-line errors, progress bars,
+and the one rule of every ``--json`` option."""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
-from tpdisc.errors import TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError
 
 # Without a terminal (a log file, CI) rich assumes 80 columns and cuts the analysis tables'
 # columns to "…"; logs are read in editors, so give them room (COLUMNS still wins).
@@ -49,7 +54,7 @@ def user_errors(func: F) -> F:
 @contextmanager
 def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]]:
     """A rich progress bar; yields ``advance(label)``. Without a terminal (a log file, CI),
-    a plain line every 10% instead, so that long runs still show they move."""
+    a plain line at each tenth, at most one every few seconds (see :func:`_progress_lines`)."""
     if not err_console.is_terminal:
         with _progress_lines(total, description) as advance:
             yield advance
@@ -69,19 +74,110 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]
         yield advance
 
 
+# Without a terminal, at most a line per tenth of the work and per this many seconds: a
+# log shows that a long run moves, in ten lines at most however many simulations it runs.
+LOG_GAP_SECONDS = 5.0
+
+
 @contextmanager
 def _progress_lines(total: int, description: str) -> Iterator[Callable[[str], None]]:
-    started = time.perf_counter()
-    done = 0
-    step = max(1, total // 10)
+    started = last_line = time.perf_counter()
+    done = printed_tenth = 0
 
     def advance(label: str) -> None:
-        nonlocal done
+        nonlocal done, printed_tenth, last_line
         done += 1
-        if done % step == 0 or done == total:
-            elapsed = time.perf_counter() - started
+        tenth = done * 10 // max(total, 1)
+        now = time.perf_counter()
+        if done == total or (tenth > printed_tenth and now - last_line >= LOG_GAP_SECONDS):
+            printed_tenth, last_line = tenth, now
             err_console.print(
-                f"{description}: {done}/{total} ({label}, {elapsed:.0f} s)", highlight=False
+                f"{description}: {done}/{total} ({label}, {now - started:.0f} s)", highlight=False
             )
 
     yield advance
+
+
+# --- --json: one rule for every command -------------------------------------------------------
+
+JSON_RULE = (
+    "--json alone prints them on stdout instead of the tables, and nothing else there "
+    "(messages go to stderr); --json FILE writes them to FILE, a name ending in .json."
+)
+JSON_STDOUT = "-"
+
+
+def json_option(what: str) -> Any:
+    """The ``--json`` option of a command: ``what`` its JSON holds, then the rule."""
+    return typer.Option(
+        "--json", metavar="[FILE]", help=f"JSON of {what}. {JSON_RULE}", show_default=False
+    )
+
+
+def bare_json_to_stdout(args: list[str]) -> list[str]:
+    """``args`` with a bare ``--json`` (last, or before another option) spelled
+    ``--json=-``: typer options take a value or none, never an optional one."""
+    out: list[str] = []
+    for k, arg in enumerate(args):
+        if arg == "--":  # what follows is arguments, whatever it looks like
+            return out + args[k:]
+        following = args[k + 1] if k + 1 < len(args) else None
+        bare = following is None or (following.startswith("-") and following != JSON_STDOUT)
+        out.append(f"--json={JSON_STDOUT}" if arg == "--json" and bare else arg)
+    return out
+
+
+class JsonRuleGroup(TyperGroup):
+    """The ``tpdisc`` group: its commands' ``--json`` may come without a FILE."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        return name, command, bare_json_to_stdout(rest)
+
+
+@dataclass(frozen=True)
+class JsonTarget:
+    """Where a command's JSON goes: ``path``, or stdout when None."""
+
+    path: Path | None
+
+    @classmethod
+    def parse(cls, value: str | None) -> JsonTarget | None:
+        """The target of a ``--json`` value (None: the option was not given)."""
+        if value is None:
+            return None
+        if value == JSON_STDOUT:
+            return cls(None)
+        if not value.lower().endswith(".json"):
+            # Most often a protocol or folder that came right after --json and was read as
+            # its FILE: say so rather than write a file of that name.
+            raise ConfigError(
+                f"--json {value}: FILE must end in .json; to print the JSON on stdout, put "
+                "--json last or before another option"
+            )
+        return cls(Path(value))
+
+    @property
+    def on_stdout(self) -> bool:
+        return self.path is None
+
+    def write(self, data: Any, indent: int | None = 2, say: Console | None = None) -> None:
+        """Write ``data``; a file is named on ``say`` (by default the stdout console)."""
+        text = json.dumps(data, indent=indent) + "\n"
+        if self.path is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(text, encoding="utf-8")
+        (say or console).print(f"results written to {self.path}", highlight=False, soft_wrap=True)
+
+
+def json_on_stdout(*targets: JsonTarget | None) -> bool:
+    """Whether stdout is the JSON's alone (then the tables, which it holds, are left out)."""
+    return any(t is not None and t.on_stdout for t in targets)
+
+
+def human_console(*targets: JsonTarget | None) -> Console:
+    """Where a command's messages go: stderr when its JSON takes stdout."""
+    return err_console if json_on_stdout(*targets) else console

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated
 
 import typer
 
 from tpdisc.cli.options import RecipesOpt
-from tpdisc.cli.output import console, user_errors
+from tpdisc.cli.output import JsonTarget, console, json_on_stdout, json_option, user_errors
 from tpdisc.domain.data import default_graph
 from tpdisc.errors import ConfigError
 
@@ -67,16 +65,21 @@ def prior_build_cmd(
 @prior_app.command("show")
 @user_errors
 def prior_show_cmd(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    json_out: Annotated[
+        str | None, json_option("every cached prior: its quality, build and fingerprint")
+    ] = None,
 ) -> None:
     """List the priors in the cache with their held-out quality and build time."""
     from tpdisc.agents.empowerment.prior.report import quality_table
     from tpdisc.agents.empowerment.prior.store import cached_priors, prior_dir
 
+    target = JsonTarget.parse(json_out)
     rows = cached_priors()
-    if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-    elif rows:
+    if target is not None:
+        target.write(rows)
+    if json_on_stdout(target):
+        return
+    if rows:
         console.print(quality_table(rows))
     else:
         console.print(f"no prior in {prior_dir()}; build one with: tpdisc prior build")

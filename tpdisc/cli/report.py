@@ -18,7 +18,7 @@ def report_cmd(
         Path | None,
         typer.Option(
             "--out",
-            help="Directory to write index.html, best_fitness.png and protocols/ID.html "
+            help="Directory to write index.html, best_fitness.png and protocols/NAME.html "
             "into (default: RUN_DIR/report). Existing files there are overwritten.",
             show_default=False,
         ),

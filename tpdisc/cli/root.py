@@ -9,6 +9,7 @@ from tpdisc.cli.analyze_models import register as register_analysis_models
 from tpdisc.cli.data import data_app
 from tpdisc.cli.evaluate import compare_cmd, evaluate_cmd, variants_cmd
 from tpdisc.cli.inspect import inspect_cmd
+from tpdisc.cli.output import JsonRuleGroup
 from tpdisc.cli.prior import prior_app
 from tpdisc.cli.report import report_cmd
 from tpdisc.cli.search import archive_cmd, evolve_cmd
@@ -17,6 +18,7 @@ from tpdisc.cli.study import study_cmd
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=JsonRuleGroup,  # every --json may come without a FILE
     help="Discover transmission protocols for groups that innovate together "
     "(Collective Little Alchemy).",
     no_args_is_help=True,

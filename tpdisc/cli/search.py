@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +19,16 @@ from tpdisc.cli.options import (
     Opt,
     RecipesOpt,
 )
-from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.cli.output import (
+    JsonTarget,
+    console,
+    err_console,
+    human_console,
+    json_on_stdout,
+    json_option,
+    progress_bar,
+    user_errors,
+)
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
@@ -240,11 +247,8 @@ def evolve_cmd(
         f"{agents} agents × {sim.n_steps} steps × {config.sims} sims, "
         f"iteration {done + 1} of {config.iterations}"
     )
-    offline = config.proposer != "llm"
     with config.executor.open() as pool:
-        with SearchProgress(
-            err_console, config.iterations, done, config.sims, show_cost=not offline
-        ) as progress:
+        with SearchProgress(err_console, config.iterations, done, config.sims) as progress:
             summary = evolve(
                 run_dir,
                 config,
@@ -285,9 +289,10 @@ def archive_cmd(
             show_default=False,
         ),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print JSON (with --show: that protocol in full).")
-    ] = False,
+    json_out: Annotated[
+        str | None,
+        json_option("the archive's protocols without their code (with --show: that one in full)"),
+    ] = None,
     plot: Annotated[
         Path | None,
         typer.Option(
@@ -329,24 +334,26 @@ def archive_cmd(
     from tpdisc.search import listing
     from tpdisc.search.plots import best_fitness_figure
 
+    target = JsonTarget.parse(json_out)
+    out = human_console(target)
     if rescore_seed is not None and rescore is None:
         raise ConfigError("--rescore-seed only applies with --rescore N")
     if rescore is not None:
         listing.open_archive(run_dir).close()  # one clear line if run_dir is not a run
         with options.config(RescoreSettings).executor.open() as pool:
-            # stdout is for the JSON then
-            out = err_console if as_json else console
             rescore_and_report(run_dir, rescore, pool, rescore_seed, recipes, out)
     with listing.open_archive(run_dir) as archive:
         shown = listing.protocol_id(archive, show) if show is not None else None
         if export is not None:
             path = listing.export(archive, listing.protocol_id(archive, export[0]), export[1])
-            console.print(f"protocol {export[0]} written to {path}")
+            out.print(f"protocol {export[0]} written to {path}")
         if plot is not None:
-            console.print(f"figure saved to {best_fitness_figure(archive, plot)}")
-        if as_json:
-            sys.stdout.write(json.dumps(listing.as_json(archive, shown), indent=2) + "\n")
-        elif shown is not None:
-            console.print(listing.show(archive, shown))
+            out.print(f"figure saved to {best_fitness_figure(archive, plot)}")
+        if target is not None:
+            target.write(listing.as_json(archive, shown), say=out)
+        if json_on_stdout(target):
+            return
+        if shown is not None:
+            out.print(listing.show(archive, shown))
         elif export is None and plot is None:
-            console.print(listing.table(archive))
+            out.print(listing.table(archive))

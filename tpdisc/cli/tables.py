@@ -63,7 +63,8 @@ def results_table(
         caption = (
             f"Δ: mean − mean of {against.reference}; p: one-sided Welch t-test that the "
             "protocol beats it, Benjamini–Hochberg-adjusted over all pairs (as in "
-            "pairwise.json); * p<.05 ** p<.01 *** p<.001"
+            "pairwise.json); * p<.05 ** p<.01 *** p<.001; not better: Δ ≤ 0, nothing to test "
+            "(pairwise.png says whether the reference beats it)"
         )
     table = Table(title=title, caption=caption)
     table.add_column("protocol")
@@ -79,10 +80,14 @@ def results_table(
                 row += ["reference", ""]
             else:
                 p = against.p_adjusted[ev.protocol]
-                row += [
-                    f"{against.difference[ev.protocol]:+.2f}",
-                    f"{p:.2g} {stars(p)}".strip() if p == p else "–",  # nan: too few sims
-                ]
+                difference = against.difference[ev.protocol]
+                if p != p:  # nan: too few simulations to test
+                    shown = "–"
+                elif difference <= 0:  # its p that it beats the reference is ~1: say why
+                    shown = "not better"
+                else:
+                    shown = f"{p:.2g} {stars(p)}".strip()
+                row += [f"{difference:+.2f}", shown]
         table.add_row(*row)
     return table
 

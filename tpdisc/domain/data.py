@@ -113,7 +113,8 @@ def locate_recipes(path: str | Path | None = None, *, allow_download: bool = Tru
         reason = "download disabled"
     raise RecipeDataError(
         f"no recipe data: no --recipes path, ${ENV_VAR} unset, nothing in {cached}, and {reason}; "
-        f"point the tool at a local copy with --recipes PATH or {ENV_VAR}=PATH"
+        f"keep a local copy in the cache once with 'tpdisc data install PATH', or give it "
+        f"with --recipes PATH or {ENV_VAR}=PATH"
     )
 
 

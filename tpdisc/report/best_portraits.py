@@ -23,7 +23,9 @@ from tpdisc.errors import ConfigError, ProtocolError, TpdiscError
 from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.report.portrait_pages import read_portrait, write_portrait
+from tpdisc.report.search_run import page_name
 from tpdisc.search.archive import Archive
+from tpdisc.search.listing import labels
 from tpdisc.sim.config import SimConfig
 
 # Seeds simulated for a report's portrait: three games each (protocol, ablation, asocial).
@@ -81,7 +83,8 @@ def run_portraits(
 ) -> tuple[dict[int, str], list[str]]:
     """Portraits of a search run's ``top`` protocols (by fitness) under ``out/portraits/``:
     ``({protocol id: page, relative to out}, notes)``; a portrait that cannot be made
-    (another recipe file than the run's, a protocol failing) is a note, not an error."""
+    (another recipe file than the run's, a protocol failing) is a note, not an error.
+    Each portrait's folder is named as the protocol's page is."""
     if top < 1:
         return {}, []
     try:
@@ -90,6 +93,7 @@ def run_portraits(
         return {}, [f"no portrait: {err}"]
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
         used = archive.meta("recipes")
+        names = labels(archive.summaries())
     if used is not None and used != (graph.sha256 or f"{graph.n_elements} elements"):
         return {}, [
             "no portrait: the recipe data at hand is not this run's; pass the run's file "
@@ -103,12 +107,15 @@ def run_portraits(
     pages: dict[int, str] = {}
     notes = []
     for protocol in best:
-        folder = out / PORTRAITS / str(protocol.id)
+        name = names.get(protocol.id, protocol.name)
+        # The folder is named as the protocol's page is (protocols/i0009.html).
+        folder_name = page_name(name, protocol.id).removesuffix(".html")
+        folder = out / PORTRAITS / folder_name
         seeds = list(protocol.seeds[:sims]) or list(range(sims))
         try:
             back = ("../../index.html", "all protocols")
             portrait_page(
-                protocol.name,
+                name,
                 protocol.spec,
                 run.domain,
                 run.sim,
@@ -119,7 +126,7 @@ def run_portraits(
                 on_simulation,
             )
         except (ProtocolError, ConfigError) as err:
-            notes.append(f"no portrait of {protocol.name}: {err}")
+            notes.append(f"no portrait of {name}: {err}")
             continue
-        pages[protocol.id] = f"{PORTRAITS}/{protocol.id}/index.html"
+        pages[protocol.id] = f"{PORTRAITS}/{folder_name}/index.html"
     return pages, notes

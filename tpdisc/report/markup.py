@@ -107,8 +107,9 @@ def failures(failed: Mapping[str, str] | None, what: str = "failed") -> Markup:
 CAPTIONS = {
     "coverage.png": "Mean ± sem over simulations. Look at where the curves part, and whether "
     "a gap still grows past the search's horizon.",
-    "pairwise.png": "Row against column. Blue: the row reaches more; the colour is strong only "
-    "where the difference is significant (BH-adjusted p < .05), pale where it may be noise.",
+    "pairwise.png": "Row against column. Blue: the row reaches more, red: the column does; "
+    "the colour is deep where one beats the other (BH-adjusted p < .05), pale where neither "
+    "does; stars mark the row beating the column.",
     "search.png": "Best fitness found so far, per run. Does evolution (solid) keep climbing "
     "where generation alone (dashed) flattens, and when is the best seed baseline (dotted) "
     "passed?",

@@ -22,8 +22,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.invalid td { color: #a33; }
 pre.error { background: #fff0f0; padding: .6em; white-space: pre-wrap; }
 .description { white-space: pre-wrap; }
-dl.facts dt { font-weight: bold; float: left; clear: left; width: 10em; }
-dl.facts dd { margin-left: 11em; }
+dl.facts { display: grid; grid-template-columns: minmax(10em, max-content) minmax(0, 1fr);
+  gap: .15em 1em; }
+dl.facts dt { font-weight: bold; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .hl { overflow-x: auto; }
 """ + CODE_FORMATTER.get_style_defs(".hl")
 

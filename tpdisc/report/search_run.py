@@ -1,7 +1,8 @@
 """A self-contained HTML browser of one search run: ``index.html`` with the run summary,
 the best-fitness figure and a sortable protocol table, and ``protocols/<name>.html`` per
-protocol (the name the command line uses, such as ``i0009``) with its highlighted code,
-lineage and diff against its parent.
+protocol (the name the command line uses, such as ``i0009``; see
+:func:`tpdisc.search.listing.labels`) with its highlighted code, lineage and diff against
+its parent.
 
 Everything read from the archive is untrusted (an LLM wrote it, or whoever sent the run
 folder): the archive checks every value it reads, and the pages are Jinja2 templates
@@ -15,7 +16,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from tpdisc.errors import ConfigError
 from tpdisc.report.page import CODE_FORMATTER, STYLE
 from tpdisc.report.templates import render
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
-from tpdisc.search.listing import fresh_caption, fresh_text, totals_line
+from tpdisc.search.listing import fresh_caption, fresh_text, labels, totals_line
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.plots import best_fitness_figure
 from tpdisc.search.prompts import format_fitness
@@ -79,17 +79,13 @@ document.querySelectorAll("table.protocols th").forEach((th, col) => {
 
 def page_name(name: str, protocol_id: int) -> str:
     """The file of a protocol's page: its name, as ``tpdisc archive`` prints it, when that
-    makes a plain file name; its id otherwise."""
-    return f"{name}.html" if _SAFE_NAME.fullmatch(name) else f"{protocol_id}.html"
+    makes a plain file name (an archive from elsewhere may hold any name)."""
+    return f"{name}.html" if _SAFE_NAME.fullmatch(name) else f"protocol-{protocol_id}.html"
 
 
-def page_names(rows: list[CandidateSummary]) -> dict[int, str]:
-    """Each protocol's page file. Names are unique in archives of current searches; in an
-    older one where repairs kept their protocol's name, the id tells the sharers apart."""
-    counts = Counter(c.name for c in rows)
-    return {
-        c.id: page_name(c.name if counts[c.name] == 1 else f"{c.name}-{c.id}", c.id) for c in rows
-    }
+def page_names(names: Mapping[int, str]) -> dict[int, str]:
+    """Each protocol's page file, from its name (:func:`~tpdisc.search.listing.labels`)."""
+    return {pid: page_name(name, pid) for pid, name in names.items()}
 
 
 def build_report(
@@ -109,12 +105,13 @@ def build_report(
     portraits = dict(portraits or {})
     (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
     rows = archive.summaries()
-    pages = page_names(rows)
+    names = labels(rows)
+    pages = page_names(names)
     rescores = archive.rescores()
     best_fitness_figure(archive, out / FIGURE)
     index = out / "index.html"
     index.write_text(
-        _index(archive, Path(run_dir), rows, back, pages, rescores, portraits, notes),
+        _index(archive, Path(run_dir), rows, back, names, pages, rescores, portraits, notes),
         encoding="utf-8",
     )
     codes: dict[int, str | None] = {}
@@ -124,7 +121,7 @@ def build_report(
         page = out / PROTOCOLS / pages[summary.id]
         portrait = portraits.get(summary.id)
         up = None if portrait is None else _up(portrait)
-        html = _protocol_page(candidate, parent, pages, rescores.get(summary.id), up)
+        html = _protocol_page(candidate, parent, names, pages, rescores.get(summary.id), up)
         page.write_text(html, encoding="utf-8")
     return index
 
@@ -169,6 +166,7 @@ def _index(
     run_dir: Path,
     rows: list[CandidateSummary],
     back: tuple[str, str] | None,
+    names: Mapping[int, str],
     pages: Mapping[int, str],
     rescores: Mapping[int, Rescore],
     portraits: Mapping[int, str],
@@ -185,7 +183,6 @@ def _index(
         ("totals", totals_line(archive)),
         ("best fitness", best),
     ]
-    names = {c.id: c.name for c in rows}
     if rescores:
         top = max(rescores.values(), key=lambda r: r.mean)
         summary.append(
@@ -195,7 +192,7 @@ def _index(
                 f"best of the {len(rescores)} re-scored; {fresh_caption(rescores)})",
             )
         )
-    headers = ["id", "name", "iteration", "mode", "status", "fitness"]
+    headers = ["protocol", "iteration", "mode", "status", "fitness"]
     headers += ["fresh seeds"] if rescores else []
     headers += ["parent"]
     return render(
@@ -212,19 +209,22 @@ def _index(
         notes=list(notes),
         headers=headers,
         fresh=bool(rescores),
-        rows=[_row(c, pages, rescores) for c in rows],
+        rows=[_row(c, names, pages, rescores) for c in rows],
         protocols=PROTOCOLS,
         script=Markup(SORT_SCRIPT),
     )
 
 
 def _row(
-    c: CandidateSummary, pages: Mapping[int, str], rescores: Mapping[int, Rescore]
+    c: CandidateSummary,
+    names: Mapping[int, str],
+    pages: Mapping[int, str],
+    rescores: Mapping[int, Rescore],
 ) -> dict[str, Any]:
     fresh = rescores.get(c.id)
     return {
-        "id": c.id,
-        "name": c.name,
+        "order": c.id,  # the name column sorts in the order protocols were made
+        "name": names[c.id],
         "page": pages[c.id],
         "iteration": c.iteration,
         "mode": c.mode,
@@ -235,7 +235,7 @@ def _row(
         "fitness": format_fitness(c),
         "fresh": fresh_text(fresh),
         "fresh_sort": fresh.mean if fresh is not None else "-Infinity",
-        "parent_id": c.parent_id,
+        "parent": names.get(c.parent_id, "?") if c.parent_id is not None else None,
         "parent_page": pages.get(c.parent_id) if c.parent_id is not None else None,
         "parent_sort": c.parent_id if c.parent_id is not None else -1,
     }
@@ -244,11 +244,13 @@ def _row(
 def _protocol_page(
     c: Candidate,
     parent_code: str | None,
+    names: Mapping[int, str],
     known: Mapping[int, str],
     fresh: Rescore | None,
     portrait: str | None = None,
 ) -> str:
     assert c.id is not None  # rows read back from the archive always have one
+    name = names[c.id]
     seeds = f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""
     fresh_seeds = (
         f"{fresh_text(fresh)} over seeds {fresh.seeds[0]}..{fresh.seeds[-1]}, "
@@ -257,26 +259,31 @@ def _protocol_page(
         else None
     )
     code = Markup(highlight(c.code, PythonLexer(), CODE_FORMATTER)) if c.code else None
+    diff = None
+    if c.code and parent_code and c.parent_id is not None:  # a parent in the archive
+        diff = _diff(parent_code, c.code, names.get(c.parent_id, "?"))
     return render(
         "protocol.html",
-        title=f"{c.name} (id {c.id})",
+        title=name,
         style=Markup(STYLE),
         c=c,
+        label=name,
+        names=names,
         known=known,
         fitness=format_fitness(c) + seeds,
         fresh=fresh_seeds,
         portrait=portrait,
         code=code,
-        diff=_diff(parent_code, c.code, c.parent_id) if c.code and parent_code else None,
+        diff=diff,
     )
 
 
-def _diff(parent_code: str, code: str, parent_id: int | None) -> Markup:
+def _diff(parent_code: str, code: str, parent: str) -> Markup:
     """The highlighted unified diff from the parent's code; empty when they are the same."""
     lines = difflib.unified_diff(
         parent_code.splitlines(keepends=True),
         code.splitlines(keepends=True),
-        fromfile=f"parent {parent_id}",
+        fromfile=f"parent {parent}",
         tofile="this protocol",
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)

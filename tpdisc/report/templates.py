@@ -53,26 +53,25 @@ TEMPLATES = {
 <thead><tr>{% for h in headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>
 {% for r in rows %}<tr{% if r.status != "valid" %} class="invalid"{% endif %}>\
-<td class="num" data-sort="{{ r.id }}">{{ r.id }}</td>\
-<td><a href="{{ protocols }}/{{ r.page }}">{{ r.name }}</a></td>\
+<td data-sort="{{ r.order }}"><a href="{{ protocols }}/{{ r.page }}">{{ r.name }}</a></td>\
 <td class="num" data-sort="{{ r.iteration }}">{{ r.iteration }}</td>\
 <td>{{ r.mode }}</td><td>{{ r.status }}</td>\
 <td class="num" data-sort="{{ r.score }}">{{ r.fitness }}</td>\
 {% if fresh %}<td class="num" data-sort="{{ r.fresh_sort }}">{{ r.fresh }}</td>{% endif %}\
 <td class="num" data-sort="{{ r.parent_sort }}">{% if r.parent_page is not none %}\
-<a href="{{ protocols }}/{{ r.parent_page }}">{{ r.parent_id }}</a>\
-{% elif r.parent_id is not none %}{{ r.parent_id }}{% endif %}</td></tr>
+<a href="{{ protocols }}/{{ r.parent_page }}">{{ r.parent }}</a>\
+{% elif r.parent is not none %}{{ r.parent }}{% endif %}</td></tr>
 {% endfor %}</tbody>
 </table>
 <script>{{ script }}</script>{% endblock %}
 """,
     "protocol.html": """\
 {% extends "page.html" %}
-{% macro ref(i) %}{% if i in known %}<a href="{{ known[i] }}">{{ i }}</a>{% else %}{{ i }}\
-{% endif %}{% endmacro %}
+{% macro ref(i) %}{% if i in known %}<a href="{{ known[i] }}">{{ names[i] }}</a>\
+{% else %}{{ names.get(i, "?") }}{% endif %}{% endmacro %}
 {% block body %}<p><a href="../index.html">&larr; all protocols</a></p>
-<h1>{{ c.name }}</h1>
-<dl class="facts"><dt>id</dt><dd>{{ c.id }}</dd><dt>status</dt><dd>{{ c.status }}</dd>\
+<h1>{{ label }}</h1>
+<dl class="facts"><dt>status</dt><dd>{{ c.status }}</dd>\
 <dt>mode</dt><dd>{{ c.mode }}</dd><dt>iteration</dt><dd>{{ c.iteration }}</dd>\
 <dt>fitness</dt><dd>{{ fitness }}</dd>\
 {% if fresh is not none %}<dt>fresh seeds</dt><dd>{{ fresh }}</dd>{% endif %}\

@@ -390,6 +390,9 @@ class Rescore:
 
 @dataclass(frozen=True)
 class Totals:
+    """Counts of a run: ``valid``, ``invalid`` and ``duplicates`` are the search's own
+    protocols; the baselines it was seeded with are counted apart (``seeds``)."""
+
     protocols: int
     valid: int
     invalid: int
@@ -397,6 +400,7 @@ class Totals:
     raced: int
     repairs: int
     iterations: int
+    seeds: int
     llm_calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -728,8 +732,11 @@ class Archive(Database):
 
     def totals(self) -> Totals:
         counts = dict(
-            self.db.execute("SELECT status, COUNT(*) FROM protocols GROUP BY status").fetchall()
+            self.db.execute(
+                "SELECT status, COUNT(*) FROM protocols WHERE mode != 'seed' GROUP BY status"
+            ).fetchall()
         )
+        seeds = self.db.execute("SELECT COUNT(*) FROM protocols WHERE mode = 'seed'").fetchone()
         repairs = self.db.execute("SELECT COUNT(*) FROM protocols WHERE attempt > 0").fetchone()
         calls = self.db.execute(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
@@ -737,13 +744,14 @@ class Archive(Database):
         ).fetchone()
         iterations = self.db.execute("SELECT COUNT(*) FROM iterations").fetchone()
         return Totals(
-            protocols=sum(counts.values()),
+            protocols=sum(counts.values()) + int(seeds[0]),
             valid=counts.get("valid", 0),
             invalid=counts.get("invalid", 0),
             duplicates=counts.get("duplicate", 0),
             raced=counts.get("raced", 0),
             repairs=int(repairs[0]),
             iterations=int(iterations[0]),
+            seeds=int(seeds[0]),
             llm_calls=int(calls[0]),
             prompt_tokens=int(calls[1]),
             completion_tokens=int(calls[2]),

@@ -1,9 +1,15 @@
 """What ``tpdisc archive`` shows: a ranked table, one protocol in full, exports, JSON; each
-with the protocols' scores on fresh seeds, where they were re-scored."""
+with the protocols' scores on fresh seeds, where they were re-scored.
+
+A protocol goes by one name wherever a user meets it (tables, ``--show``, reports, file
+names): its name in the archive (``i0009``, ``i0009r1`` for a repair, ``paired`` for a
+seeded baseline), never the archive's row id, which is internal.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +33,10 @@ def open_archive(run_dir: Path) -> Archive:
 def totals_line(archive: Archive) -> str:
     t = archive.totals()
     return (
-        f"{t.valid} valid, {t.invalid} failed, {t.duplicates} duplicates"
+        f"{t.iterations} iterations: {t.valid} valid, {t.invalid} failed, {t.duplicates} "
+        "duplicates"
         + (f", {t.raced} stopped early by racing" if t.raced else "")
-        + f" ({t.repairs} repair attempts) over {t.iterations} iterations"
+        + f" ({t.repairs} repair attempts); {t.seeds} baselines seeded"
         + (
             f"; {t.llm_calls} LLM calls, {t.prompt_tokens:,} prompt + "
             f"{t.completion_tokens:,} completion tokens, ${t.cost:.4f}"
@@ -56,30 +63,38 @@ def fresh_caption(rescores: Mapping[int, Rescore]) -> str:
     )
 
 
+def labels(rows: Iterable[CandidateSummary]) -> dict[int, str]:
+    """The name users see of each protocol of ``rows`` (all of an archive's), by row id.
+    Names are unique in archives of current searches; in an older one where repairs kept
+    their protocol's name, the sharers get their row id after a dash (``i0004-12``)."""
+    rows = list(rows)
+    counts = Counter(c.name for c in rows)
+    return {c.id: c.name if counts[c.name] == 1 else f"{c.name}-{c.id}" for c in rows}
+
+
 def table(archive: Archive, limit: int | None = None) -> Table:
     shown = archive.summaries(valid_only=True, order="fitness", limit=limit or None)
+    names = labels(archive.summaries())
     rescores = archive.rescores()
     caption = totals_line(archive)
     if rescores:
         caption += "\n" + fresh_caption(rescores)
     out = Table(title=f"{archive.path.parent}: protocols by fitness", caption=caption)
     with_tokens = any(c.prompt_tokens for c in shown)
-    columns = ["rank", "id", "name", "iter", "mode", "fitness"]
+    columns = ["rank", "protocol", "mode", "fitness"]
     columns += ["fresh seeds"] if rescores else []
     columns += ["parent", "proposer"]
     for column in columns + (["tokens"] if with_tokens else []):
-        numeric = column in ("rank", "id", "iter", "parent", "tokens")
+        numeric = column in ("rank", "tokens")
         out.add_column(column, justify="right" if numeric else "left", no_wrap=True)
     for rank, c in enumerate(shown, 1):
         out.add_row(
             str(rank),
-            str(c.id),
-            c.name,
-            str(c.iteration),
+            names[c.id],
             c.mode,
             format_fitness(c),
             *([fresh_text(rescores.get(c.id))] if rescores else []),
-            str(c.parent_id) if c.parent_id is not None else "",
+            names.get(c.parent_id, "") if c.parent_id is not None else "",
             c.proposer,
             *([_tokens(c)] if with_tokens else []),
         )
@@ -92,16 +107,18 @@ def _tokens(c: CandidateSummary) -> str:
 
 
 def protocol_id(archive: Archive, text: str) -> int:
-    """The id of the protocol named by ``text``: an id, or a name as the table prints it
-    (``i0002``, ``paired``); a name several rows share (repairs) picks the last, valid one
+    """The row id of the protocol named ``text``, as the table prints it (``i0002``,
+    ``paired``); a name several rows of an older archive share picks the last, valid one
     first."""
-    if text.strip().isdigit():
-        return int(text)
+    by_name = {name: pid for pid, name in labels(archive.summaries()).items()}
+    for key in (text, text.strip()):  # spaces a shell or a copy kept around the name
+        if key in by_name:
+            return by_name[key]
     ids = archive.ids_named(text.strip())
     if not ids:
         raise ConfigError(
             f"{archive.path.parent}: no protocol named {text!r}; 'tpdisc archive "
-            f"{archive.path.parent}' lists ids and names"
+            f"{archive.path.parent}' lists them by name (i0001, paired, ...)"
         )
     rows = archive.get_many(ids)
     valid = [c.id for c in rows if c.status == "valid" and c.id is not None]
@@ -110,21 +127,29 @@ def protocol_id(archive: Archive, text: str) -> int:
 
 def show(archive: Archive, protocol_id: int) -> RenderableType:
     c = archive.get(protocol_id)
+    names = labels(archive.summaries())
+
+    def named(ids: Iterable[int]) -> str:
+        return ", ".join(names.get(i, "?") for i in ids) or "none"
+
     facts = [
-        f"[bold]{c.name}[/] (id {c.id}) — {c.status}, {c.mode}, iteration {c.iteration}",
+        f"{names.get(protocol_id, c.name)} — {c.status}, {c.mode}, iteration {c.iteration}",
         f"fitness {format_fitness(c)}"
         + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
         *_fresh_fact(archive.rescores().get(protocol_id)),
-        f"parent {c.parent_id}, lineage {c.lineage}, contrasts {c.contrast_ids}",
+        f"parent {named([c.parent_id] if c.parent_id is not None else [])}; lineage "
+        f"{' ← '.join(names.get(i, '?') for i in c.lineage) or 'none'}; contrasts "
+        f"{named(c.contrast_ids)}",
         f"proposer {c.proposer}"
         + (f", model {c.model}" if c.model else "")
         + (f", {c.prompt_tokens} + {c.completion_tokens} tokens, ${c.cost:.4f}" if c.model else ""),
     ]
     if c.repair_of is not None:
-        facts.append(f"repair of {c.repair_of}")
+        facts.append(f"repair of {named([c.repair_of])}")
     if c.duplicate_of is not None:
-        facts.append(f"same code as {c.duplicate_of}")
-    parts: list[RenderableType] = [Text.from_markup("\n".join(facts))]
+        facts.append(f"same code as {named([c.duplicate_of])}")
+    # Names and models come from the archive: text, never markup.
+    parts: list[RenderableType] = [Text("\n".join(facts))]
     if c.error:
         parts.append(Text(f"\nerror: {c.error}", style="red"))
     parts.append(Text(f"\nDescription: {c.description or '(none)'}"))
@@ -148,12 +173,12 @@ def _fresh_fact(rescore: Rescore | None) -> list[str]:
 def export(archive: Archive, protocol_id: int, path: Path) -> Path:
     """Write a protocol's code as a ``.py`` file that ``tpdisc evaluate`` can run."""
     c = archive.get(protocol_id)
-    if not c.code:
-        raise ConfigError(f"protocol {protocol_id} ({c.name}) has no code to export")
     # One comment line whatever the stored name holds: a newline in it would add code.
-    name = " ".join(c.name.split())
+    name = " ".join(labels(archive.summaries()).get(protocol_id, c.name).split())
+    if not c.code:
+        raise ConfigError(f"protocol {name} has no code to export")
     header = [
-        f"# {name} from {archive.path.parent} (archive id {c.id}, {c.mode}, {c.status})",
+        f"# {name} from {archive.path.parent} ({c.mode}, {c.status})",
         f"# fitness {format_fitness(c)}"
         + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -17,16 +18,23 @@ from rich.progress import (
 
 from tpdisc.search.loop import Event
 
+# Without a terminal, a line per tenth of the iterations at most, and at most one per this
+# many seconds (the last iteration's always): a log of a long search stays short.
+LOG_GAP_SECONDS = 5.0
+
 
 class SearchProgress:
     """Two bars: iterations done (with best fitness and cost) and the simulations of the
-    protocol being scored. Pass :meth:`event` and :meth:`simulation` to the search loop."""
+    protocol being scored. Pass :meth:`event` and :meth:`simulation` to the search loop.
+    Without a terminal (a log file), a few plain lines instead."""
 
-    def __init__(
-        self, console: Console, total: int, done: int, sims: int, *, show_cost: bool = True
-    ) -> None:
+    def __init__(self, console: Console, total: int, done: int, sims: int) -> None:
         self.sims = sims
-        self.show_cost = show_cost  # an offline search spends nothing: no "$0.0000"
+        self.console = console
+        self.log = not console.is_terminal
+        self.total = total
+        self.last_line = time.perf_counter()
+        self.printed_tenth = done * 10 // max(total, 1)
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -42,7 +50,8 @@ class SearchProgress:
         self.scoring: TaskID = self.progress.add_task("simulations", total=sims, status="")
 
     def __enter__(self) -> SearchProgress:
-        self.progress.start()
+        if not self.log:
+            self.progress.start()
         return self
 
     def __exit__(
@@ -51,6 +60,8 @@ class SearchProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self.log:
+            return
         # The bar of the next protocol's simulations means nothing once the search ends:
         # left in place it would stay at 0/SIMS on the final display.
         self.progress.remove_task(self.scoring)
@@ -60,13 +71,27 @@ class SearchProgress:
         best = f"{event.best:.2f}" if not math.isnan(event.best) else "-"
         last = f"{event.fitness:.2f}" if event.fitness is not None else event.outcome
         status = f"best {best} | last {event.name} {last}"
-        if self.show_cost:
+        if event.cost > 0:  # an offline search, or a model that costs nothing: no "$0.0000"
             status += f" | ${event.cost:.4f}"
-        if event.kind == "iteration":
+        if self.log:
+            self._line(event, status)
+        elif event.kind == "iteration":
             self.progress.update(self.search, completed=event.iteration, status=status)
         else:
             self.progress.update(self.search, status=f"seeded {event.name}: {last}")
         self.progress.reset(self.scoring, total=self.sims)
 
+    def _line(self, event: Event, status: str) -> None:
+        if event.kind != "iteration":
+            return
+        tenth = event.iteration * 10 // max(self.total, 1)
+        now = time.perf_counter()
+        gap = now - self.last_line >= LOG_GAP_SECONDS
+        if event.iteration == self.total or (tenth > self.printed_tenth and gap):
+            self.printed_tenth, self.last_line = tenth, now
+            text = f"iterations: {event.iteration}/{self.total} ({status})"
+            self.console.print(text, highlight=False, markup=False)
+
     def simulation(self) -> None:
-        self.progress.advance(self.scoring)
+        if not self.log:
+            self.progress.advance(self.scoring)

@@ -84,7 +84,7 @@ def protocol_spec(config: SearchConfig, candidate: Candidate) -> ProtocolSpec:
     if candidate.mode == "seed":
         return BaselineProtocol(candidate.name)
     if candidate.code is None:
-        raise ConfigError(f"protocol {candidate.id} ({candidate.name}) has no code")
+        raise ConfigError(f"protocol {candidate.name} has no code")
     return CandidateEvaluator.source_spec(config, candidate.name, candidate.code)
 
 

@@ -58,7 +58,7 @@ class BestStage:
 
 @dataclass(frozen=True)
 class AblationStage:
-    """The matched state-awareness ablation (SPEC §6): the ``top`` and ``bottom``
+    """The matched state-awareness ablation (docs/analysis.md): the ``top`` and ``bottom``
     protocols of each run, compared on the first ``sims`` of seeds 15–29."""
 
     runs: str = "all"
@@ -120,7 +120,7 @@ class GeneralizationStage:
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """A study (SPEC §4–6): ``runs`` evolution runs and as many generation-only runs of
+    """A study (docs/study.md): ``runs`` evolution runs and as many generation-only runs of
     ``search``, then the analyses of what they found.
 
     ``long_steps`` is the horizon of the coverage curves of baselines and best protocols

@@ -197,7 +197,7 @@ def features(view: View) -> Markup:
         note(
             f"{data['n_protocols']} protocols. ρ: Spearman's ρ of (original − ablated) with "
             "fitness; q: Benjamini–Hochberg across features (** q<.01, *** q<.001); d: Cohen's "
-            "d between the original and the ablated values; reference ρ: SPEC §6."
+            "d between the original and the ablated values; reference ρ: the reference study's."
         )
         + beside(figures(view.figures, ["features.png"]), numbers)
         + failures(data.get("failed"))
