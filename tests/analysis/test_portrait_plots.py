@@ -3,8 +3,10 @@ without metrics."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
@@ -48,3 +50,30 @@ def test_the_known_config_draws_too(toy_graph: RecipeGraph, tmp_path: Path) -> N
     domain = make_domain(toy_graph, VariantSpec())
     (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
     assert plots.metrics_figure(p, tmp_path / "m.png") is not None
+
+
+def test_names_are_drawn_as_written_never_as_mathtext(
+    toy_graph: RecipeGraph, tmp_path: Path
+) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
+    odd = "$\\notacommand{x}$ \x1b[2J $\\frac"
+    metric = {"description": odd, "mean_per_step": [1.0] * CONFIG.n_steps}
+    p = replace(p, name=odd, metrics={odd: metric, "$x$": metric})
+    for draw in (plots.coverage_figure, plots.flow_figure, plots.content_figure,
+                 plots.agents_figure, plots.metrics_figure):  # fmt: skip
+        assert draw(p, tmp_path / f"{draw.__name__}.png").read_bytes().startswith(PNG)
+    assert plots.comparison_figure([p, p], tmp_path / "c.png").read_bytes().startswith(PNG)
+
+
+def test_a_figure_shows_a_few_metrics_however_many_there_are(
+    toy_graph: RecipeGraph, tmp_path: Path
+) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
+    metric = {"description": "", "mean_per_step": [1.0] * CONFIG.n_steps}
+    many = replace(p, metrics={f"m{k}": metric for k in range(100)})
+    path = plots.metrics_figure(many, tmp_path / "metrics.png")
+    assert path is not None
+    height, width, _ = plt.imread(path).shape
+    assert height < 2_000 and width < 2_000  # 12 panels: readable, and no gigabytes

@@ -25,6 +25,7 @@ from scipy import stats
 from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Plan, Protocol, Run, execute, plan
 from tpdisc.executors.base import Executor
+from tpdisc.plaintext import plain_figures
 
 RANK_SEEDS: tuple[int, ...] = tuple(range(0, 15))
 COMPARE_SEEDS: tuple[int, ...] = tuple(range(15, 30))
@@ -265,10 +266,9 @@ def ablation_study(
 
 def ablation_figure(result: AblationResult, path: str | Path) -> Path:
     """Bars of mean final coverage (± sem over protocols), original vs ablated, per set."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
     x = np.arange(len(SETS))

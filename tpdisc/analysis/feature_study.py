@@ -29,6 +29,7 @@ from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
 from tpdisc.analysis.store import ORIGINAL, AnalysisStore
 from tpdisc.executors.base import Executor
+from tpdisc.plaintext import plain_figures
 from tpdisc.sim.game import SimResult
 
 # The reference's ρ of (original − ablated) with fitness over ≈1,000 generated protocols
@@ -251,10 +252,9 @@ def missing_features(
 def feature_figure(study: FeatureStudy, path: Path) -> Path:
     """ρ(original − ablated, fitness) per feature, sorted by |ρ|, with stars and the
     reference's ρ beside."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     rows = [r for r in study.rows if r.rho is not None]
     fig, ax = plt.subplots(figsize=(8, 0.32 * max(len(rows), 4) + 1.4), layout="constrained")

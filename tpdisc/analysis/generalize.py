@@ -28,6 +28,7 @@ from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
+from tpdisc.plaintext import plain_figures
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation, sem
@@ -343,6 +344,8 @@ def generalization_figure(study: Generalization, path: str | Path) -> Path:
     """Grouped bars per setting: the evolved protocols' mean and the best baseline's mean,
     each ± sem over simulations, with the improvement and the test's stars above."""
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     results = study.results
     n = len(results)

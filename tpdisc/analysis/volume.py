@@ -27,6 +27,7 @@ from scipy import stats
 from tpdisc.analysis.plots import save_figure
 from tpdisc.analysis.simulate import Run, execute, plan
 from tpdisc.executors.base import Executor
+from tpdisc.plaintext import plain_figures
 
 
 @dataclass(frozen=True)
@@ -117,10 +118,9 @@ def volume_study(
 
 def volume_figure(result: VolumeResult, path: str | Path) -> Path:
     """Fitness against novel memories received per agent, one colour per run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     fig, ax = plt.subplots(figsize=(6, 4.5))
     runs = sorted({q.run for q in result.points})

@@ -34,6 +34,7 @@ from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, with_options
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
+from tpdisc.safefiles import write_file
 from tpdisc.sim.config import ExecutorConfig
 
 analyze_app = typer.Typer(
@@ -185,8 +186,7 @@ def _targets(
 
 def _write_json(path: Path | None, data: dict[str, Any]) -> None:
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n")
+        write_file(path, json.dumps(data, indent=2) + "\n")
         console.print(f"results written to {path}")
 
 

@@ -25,6 +25,7 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.config_tree import section
+from tpdisc.safefiles import safe_name, write_file
 
 __all__ = ["embeddings_cmd", "generalize_cmd", "register"]
 
@@ -142,8 +143,7 @@ def generalize_cmd(
             )
     console.print(_generalization_table(study))
     if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(study.to_json(), indent=2))
+        write_file(json_out, json.dumps(study.to_json(), indent=2))
         console.print(f"results written to {json_out}")
     if plot and study.results:
         path = generalization_figure(study, plot / "generalization.png")
@@ -160,7 +160,6 @@ def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
     """Protocol files as given; a run directory stands for its best protocol, written to a
     temporary file named RUN-NAME.py (its code runs sandboxed like any file)."""
     from tpdisc.analysis.embeddings import best_of, run_labels, run_protocols
-    from tpdisc.safefiles import safe_name
     from tpdisc.search.archive import Archive
 
     runs = [a for a in arguments if (Path(a) / Archive.FILE_NAME).is_file()]
@@ -266,8 +265,7 @@ def embeddings_cmd(
         table.add_row(run, str(count), *(f"{v:.4f}" for v in study.mmd[i]))
     console.print(table)
     if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(study.to_json(), indent=2))
+        write_file(json_out, json.dumps(study.to_json(), indent=2))
         console.print(f"results written to {json_out}")
     if plot:
         paths = [embedding_map_figure(study, plot / "embedding_map.png")]

@@ -37,6 +37,7 @@ from tpdisc.domain.variants import (
 )
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.safefiles import write_file
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -240,8 +241,7 @@ def run(
         }
         if against is not None:
             payload["versus_reference"] = against.to_json()
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(payload, indent=2))
+        write_file(json_out, json.dumps(payload, indent=2))
         console.print(f"results written to {json_out}")
     if plot:
         for path in write_figures(evaluations, plot, title):

@@ -19,6 +19,7 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
 from tpdisc.cli.runs import describe_run
 from tpdisc.cli.settings import Options, print_yaml, with_options
+from tpdisc.safefiles import write_file
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -105,6 +106,5 @@ def inspect_cmd(
             "evaluation": config.to_dict(),
             "portraits": [p.to_json() for p in portraits],
         }
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(payload, indent=1))
+        write_file(json_out, json.dumps(payload, indent=1))
         console.print(f"numbers written to {json_out}")

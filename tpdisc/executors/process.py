@@ -19,6 +19,7 @@ from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor, PayloadPacker, Task, run_payload
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method
+from tpdisc.plaintext import visible
 
 R = TypeVar("R")
 
@@ -82,9 +83,9 @@ def unguarded_main() -> str | None:
 def _say_unguarded(script: str) -> None:
     # Once per process: a script may make an executor per evaluation.
     print(
-        f"tpdisc: {script} has no 'if __name__ == \"__main__\":' guard, and worker "
-        "processes import it again: simulating in this process only; put the script's work "
-        "under that guard to use every core",
+        f"tpdisc: {visible(script, lines=False)} has no 'if __name__ == \"__main__\":' guard, "
+        "and worker processes import it again: simulating in this process only; put the "
+        "script's work under that guard to use every core",
         file=sys.stderr,
     )
 

@@ -133,7 +133,9 @@ class SearchConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> SearchConfig:
-        return cls.from_dict(read_yaml(path), str(path))
+        """A run folder's config: not read through a link (the folder may come from
+        anyone)."""
+        return cls.from_dict(read_yaml(path, Path(path).parent), str(path))
 
     def save(self, path: str | Path) -> None:
         write_yaml(path, self)

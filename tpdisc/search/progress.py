@@ -28,10 +28,10 @@ class SearchProgress:
         self.sims = sims
         self.show_cost = show_cost  # an offline search spends nothing: no "$0.0000"
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
+            TextColumn("{task.fields[status]}", markup=False),  # names from the archive
             TimeElapsedColumn(),
             console=console,
             transient=False,
