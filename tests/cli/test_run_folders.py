@@ -173,8 +173,12 @@ def test_stage_results_that_are_not_json_objects_are_one_line(study: StudyDir) -
         (json.dumps({"seed": 0}), "field final: expected a whole number, got None"),
         (json.dumps({"error": ["x"]}), "field error: expected text"),
         ("[" * 5000, "expected JSON text"),
+        (json.dumps({"seed": 0, "final": 10**400, "received": 0, "novel_received": 0,
+                     "n_agents": 1}), "field final: 1000000000000"),
+        (json.dumps({"seed": 0, "final": 5, "received": 0, "novel_received": 0,
+                     "n_agents": 1, "curve": [1, 4]}), "not the curve's last value"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_row_of_study_sqlite_is_one_line(tmp_path: Path, value: str, message: str) -> None:
     path = tmp_path / "study.sqlite"
     with StudyStore(path) as store:
@@ -293,3 +297,28 @@ def test_stored_text_is_shown_as_it_is_never_as_markup_or_escapes(run_dir: Path)
     shown = runner.invoke(app, ["archive", str(run_dir), "--show", "2"], env={"COLUMNS": "200"})
     assert "model [/]x[link=https://evil.example]click[/link]" in shown.stdout
     assert "clear \\x1b[2J\\x1b]0;pwned\\x07 title" in shown.stdout
+
+
+def test_stored_simulations_must_be_of_their_own_cell(tmp_path: Path, toy_graph: object) -> None:
+    from tpdisc.domain.variants import VariantSpec, make_domain
+    from tpdisc.executors.serial import SerialExecutor
+    from tpdisc.protocols.baselines import BaselineProtocol
+    from tpdisc.sim.config import SimConfig
+    from tpdisc.study.store import Cell
+
+    path = tmp_path / "study.sqlite"
+    sim = SimConfig(n_agents=3, n_steps=5, agent_type="stochastic")
+    cell = Cell("asocial", make_domain(toy_graph, VariantSpec()), sim,
+                BaselineProtocol("asocial"), (0,))  # fmt: skip
+    short = {"seed": 0, "final": 4, "received": 0, "novel_received": 0, "n_agents": 3,
+             "curve": [4, 4]}  # fmt: skip
+    with StudyStore(path) as store:
+        store.db.execute(
+            "INSERT INTO sims VALUES ('best', 'asocial', 0, ?, 1, 'now')", (json.dumps(short),)
+        )
+        with pytest.raises(ConfigError) as info:
+            store.simulate("best", [cell], SerialExecutor())
+    assert str(info.value) == (
+        f"{path}: sims row (best, 'asocial', 0): column value: field curve: 2 points, not "
+        "the 6 of 5 steps"
+    )

@@ -3,6 +3,7 @@ reused from the stored data when the report is rebuilt."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,29 @@ def test_no_portraits_when_asked_for_none(run_dir: Path, tmp_path: Path) -> None
     pages, notes = best_portraits.run_portraits(run_dir, tmp_path, make_executor("serial"), top=0)
     assert (pages, notes) == ({}, [])
     assert portrait.PortraitTask  # the module the report builds portraits with
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(n_steps=3_000_000_000),  # matched the settings: was a 22 GiB array
+        lambda d: d["coverage"]["protocol"]["mean"].__setitem__(0, 10**400),
+        lambda d: d["agents"].__setitem__("inventory_by_agent", [[1.0] * 10**6]),
+    ],
+)
+def test_a_stored_portrait_that_no_simulation_made_is_rebuilt_not_trusted(
+    run_dir: Path, tmp_path: Path, change: object
+) -> None:
+    out = tmp_path / "report"
+    recipes = run_dir.parent / "toy.json"
+    args = ["report", str(run_dir), "--out", str(out), "--recipes", str(recipes)]
+    assert runner.invoke(app, [*args, "--portrait-sims", "2"]).exit_code == 0
+    data = out / "portraits" / str(best_id(run_dir)) / "portrait.json"
+    stored = json.loads(data.read_text())
+    change(stored)  # type: ignore[operator]
+    data.write_text(json.dumps(stored))
+    result = runner.invoke(app, [*args, "--portrait-sims", "2"])
+    assert result.exit_code == 0, result.output
+    rebuilt = json.loads(data.read_text())
+    assert rebuilt["n_steps"] == rebuilt["settings"]["n_steps"] < 1_000
+    assert rebuilt["coverage"]["protocol"]["mean"][0] < 1_000

@@ -7,12 +7,13 @@ import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.tiny_study import keep_only, tiny_study
 from tpdisc.config_tree import read_yaml, write_yaml
-from tpdisc.errors import TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError
 from tpdisc.report.markup import num, pval, starred
 from tpdisc.report.search_run import page_name
 from tpdisc.safefiles import LinkRefused
@@ -250,3 +251,26 @@ def test_a_run_folder_that_is_a_link_is_refused(copied: StudyDir, study: StudyDi
     run.symlink_to(study.root / "runs" / "evolve-1", target_is_directory=True)
     with pytest.raises(TpdiscError, match=f"{run}: a symbolic link"):
         publish(copied)
+
+
+@pytest.mark.parametrize(
+    ("stage", "change"),
+    [
+        ("features", lambda d: d.update(features=3)),
+        ("volume", lambda d: d.pop("rho")),
+        ("best", lambda d: d["protocols"][0].update(seeds=[99])),
+        ("search", lambda d: d["runs"][0].pop("kind")),
+    ],
+)
+def test_hand_made_stage_results_are_one_line_naming_the_file(
+    copied: StudyDir, stage: str, change: Any
+) -> None:
+    data = copied.read_result(stage)
+    assert data is not None
+    change(data)
+    copied.write_result(stage, data)
+    with pytest.raises(ConfigError) as info:
+        publish(copied)
+    assert str(copied.result(stage)) in str(info.value)
+    assert "not what the study writes there" in str(info.value)
+    assert "\n" not in str(info.value)

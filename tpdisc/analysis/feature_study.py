@@ -214,7 +214,7 @@ def feature_study(
                 if stored is not None:
                     score = protocol.fitness
                     if math.isnan(score):  # no archive: the simulations' own
-                        score = _simulated_fitness(store, key, protocol.id, seeds)
+                        score = _simulated_fitness(store, key, protocol.id, seeds, run)
                     values[(protocol.run, protocol.id)] = stored
                     fitness[(protocol.run, protocol.id)] = score
                     found.append(
@@ -225,10 +225,11 @@ def feature_study(
 
 
 def _simulated_fitness(
-    store: AnalysisStore, key: str, protocol_id: int, seeds: Sequence[int]
+    store: AnalysisStore, key: str, protocol_id: int, seeds: Sequence[int], run: Run
 ) -> float:
     """Mean final coverage of a protocol's stored original simulations on ``seeds``."""
-    stored = store.summaries(ORIGINAL, key, [protocol_id]).get(protocol_id, {})
+    shape = (run.sim.n_agents, run.sim.n_steps)
+    stored = store.summaries(ORIGINAL, key, [protocol_id], shape).get(protocol_id, {})
     finals = [stored[s].final for s in seeds if s in stored]
     return float(np.mean(finals)) if finals else float("nan")
 

@@ -149,7 +149,8 @@ def coverage_rows(folder: StudyDir) -> Rows | None:
                 baseline = stage == "baselines"
                 for seed in entry["seeds"]:
                     summary = stored[entry["name"]][seed].summary
-                    assert summary is not None  # the JSON lists the seeds that ran
+                    if summary is None:  # a hand-edited file: it lists a failed seed
+                        raise ValueError(f"{entry['name']}: seed {seed} has no simulation")
                     base = {
                         "protocol": entry["name"] if baseline else entry["protocol"],
                         "kind": entry["kind"],
@@ -287,16 +288,17 @@ def write_exports(folder: StudyDir, graph: RecipeGraph | None = None) -> list[Pa
     """Every table whose stage is done; returns the files written. ``graph`` is the
     study's recipe graph when the caller has it loaded (else read from the config's
     recipes, as the study did)."""
-    makers: dict[str, Callable[[], Rows | None]] = {
-        "coverage": lambda: coverage_rows(folder),
-        "fitness": lambda: fitness_rows(folder),
-        "features": lambda: features_rows(folder),
-        "feature_values": lambda: feature_value_rows(folder, graph),
-        "generalization": lambda: generalization_rows(folder),
+    makers: dict[str, tuple[tuple[str, ...], Callable[[], Rows | None]]] = {
+        "coverage": (("baselines", "best"), lambda: coverage_rows(folder)),
+        "fitness": (("search",), lambda: fitness_rows(folder)),
+        "features": (("features",), lambda: features_rows(folder)),
+        "feature_values": (("features",), lambda: feature_value_rows(folder, graph)),
+        "generalization": (("generalization",), lambda: generalization_rows(folder)),
     }
     written: list[Path] = []
-    for name, make in makers.items():
-        rows = make()
+    for name, (stages, make) in makers.items():
+        with folder.reading(*stages):
+            rows = make()
         if rows is not None:
             written += write_table(folder, name, rows)
     return written

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +134,18 @@ class StudyDir:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object, got {excerpt(data)}")
         return data
+
+    @contextmanager
+    def reading(self, *stages: str) -> Iterator[None]:
+        """Where the block reads the results of ``stages``: a value there that is not what
+        the stage writes (a hand-made or damaged file: a missing key, a text for a list)
+        is one line naming the file, not a traceback from deep in a figure or a table."""
+        try:
+            yield
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+            files = ", ".join(str(self.result(stage)) for stage in stages)
+            reason = f"{type(err).__name__}: {excerpt(str(err), 80)}"
+            raise ConfigError(f"{files}: not what the study writes there ({reason})") from None
 
     def run_folder(self, run: Any) -> tuple[str, Path]:
         """The label and folder of a run listed in ``results/search.json``: the label must

@@ -220,12 +220,16 @@ def build_study_report(
     portraits = _portraits(folder, results["best"], graph, executor, on_simulation)
     browsers = _browsers(folder, results["search"], out, portraits.pages)
     view = View(results, figures, browsers, portraits.pages)
-    first = _agents_line(folder) + findings(view, portraits.pages) + bullets(portraits.notes)
+    with folder.reading(*(name for name in STAGE_NAMES if results[name] is not None)):
+        found = findings(view, portraits.pages)
+    first = _agents_line(folder) + found + bullets(portraits.notes)
     parts = [_section("findings", "Findings", first)]
     for ident, title, stage, draw in SECTIONS:
-        body = (
-            draw(view) if results[stage] is not None else note(f"The {stage} stage: not run yet.")
-        )
+        if results[stage] is None:
+            body = note(f"The {stage} stage: not run yet.")
+        else:
+            with folder.reading(stage):
+                body = draw(view)
         parts.append(_section(ident, title, body))
     # The making of the study last: a reader comes for its results.
     parts.append(_section("overview", OVERVIEW, _overview(folder, exports)))

@@ -48,7 +48,8 @@ def _best_and_performance(ctx: StudyContext) -> dict[str, Any]:
     baselines = ctx.folder.read_result("baselines")
     if baselines is None:  # stages run in order: cannot happen but through a hand edit
         raise ConfigError(f"{ctx.folder.result('baselines')}: missing; rerun the study")
-    data["pairwise"] = performance_figures(ctx, baselines, data)
+    with ctx.folder.reading("baselines"):
+        data["pairwise"] = performance_figures(ctx, baselines, data)
     return data
 
 
