@@ -65,6 +65,8 @@ def one_line_error(result: object) -> str:
         ("lineage", "[" * 5000, "column lineage: expected JSON text, got '[[[["),
         ("fitness_mean", "high", "column fitness_mean: expected a finite number or null"),
         ("prompt_tokens", 1.5, "column prompt_tokens: expected a whole number, got 1.5"),
+        ("fitness_values", "[" + "9" * 400 + "]", "column fitness_values: expected a JSON list"),
+        ("lineage", json.dumps([10**30]), "column lineage: expected a JSON list of ids"),
     ],
 )
 @pytest.mark.parametrize("command", [["report"], ["archive"], ["archive", "--json"]])
