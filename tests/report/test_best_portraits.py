@@ -4,6 +4,7 @@ reused from the stored data when the report is rebuilt."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,24 @@ def test_a_stored_portrait_that_no_simulation_made_is_rebuilt_not_trusted(
     rebuilt = json.loads(data.read_text())
     assert rebuilt["n_steps"] == rebuilt["settings"]["n_steps"] < 1_000
     assert rebuilt["coverage"]["protocol"]["mean"][0] < 1_000
+
+
+def test_a_best_protocol_with_mathtext_in_its_metrics_is_drawn_as_written(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    from tests.cli.test_inspect import ODD_METRIC
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    best = best_id(copy)
+    with Archive(copy / Archive.FILE_NAME) as archive:
+        archive.db.execute("UPDATE protocols SET code=? WHERE id=?", (ODD_METRIC, best))
+    out = tmp_path / "report"
+    args = ["report", str(copy), "--out", str(out), "--recipes", str(run_dir.parent / "toy.json")]
+    result = runner.invoke(app, [*args, "--portrait-sims", "1"])
+    assert result.exit_code == 0, result.output
+    folder = out / "portraits" / str(best)
+    assert (folder / "metrics.png").read_bytes().startswith(b"\x89PNG")
+    assert list(json.loads((folder / "portrait.json").read_text())["metrics"]) == [
+        "$\\notacommand{x}$"
+    ]

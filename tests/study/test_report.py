@@ -274,3 +274,15 @@ def test_hand_made_stage_results_are_one_line_naming_the_file(
     assert str(copied.result(stage)) in str(info.value)
     assert "not what the study writes there" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_best_protocol_with_mathtext_in_its_metrics_is_drawn_as_written(
+    copied: StudyDir,
+) -> None:
+    from tests.cli.test_inspect import ODD_METRIC
+
+    (copied.best / "evolve-1.py").write_text(ODD_METRIC)
+    publish(copied)
+    folder = copied.report / "portraits" / "evolve-1"
+    assert (folder / "metrics.png").read_bytes().startswith(b"\x89PNG")
+    assert "pwned" in (folder / "index.html").read_text()  # the docstring, escaped
