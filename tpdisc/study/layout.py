@@ -142,7 +142,14 @@ class StudyDir:
         is one line naming the file, not a traceback from deep in a figure or a table."""
         try:
             yield
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            IndexError,
+            AttributeError,
+            ArithmeticError,
+        ) as err:
             files = ", ".join(str(self.result(stage)) for stage in stages)
             reason = f"{type(err).__name__}: {excerpt(str(err), 80)}"
             raise ConfigError(f"{files}: not what the study writes there ({reason})") from None
