@@ -31,7 +31,7 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "plaintext", "safefiles", "yamlsafe", "config_tree", "storage"),
+    ("errors", "safefiles", "yamlsafe", "config_tree", "storage"),
     ("domain",),
     ("executors",),
     ("llm_client",),

@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from tpdisc.analysis.plots import save_figure
+from tpdisc.analysis.plots import plain_figures, save_figure
 from tpdisc.analysis.simulate import Plan, Protocol, Run, execute, plan
 from tpdisc.executors.base import Executor
-from tpdisc.plaintext import plain_figures
 
 RANK_SEEDS: tuple[int, ...] = tuple(range(0, 15))
 COMPARE_SEEDS: tuple[int, ...] = tuple(range(15, 30))

@@ -24,9 +24,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tpdisc.analysis.plots import label_extent, save_figure, short_label
+from tpdisc.analysis.plots import label_extent, plain_figures, save_figure, short_label
 from tpdisc.errors import ConfigError
-from tpdisc.plaintext import plain_figures
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE

@@ -25,11 +25,10 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_result, pool
-from tpdisc.analysis.plots import save_figure
+from tpdisc.analysis.plots import plain_figures, save_figure
 from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
 from tpdisc.analysis.store import ORIGINAL, AnalysisStore
 from tpdisc.executors.base import Executor
-from tpdisc.plaintext import plain_figures
 from tpdisc.sim.game import SimResult
 
 # The reference's ρ of (original − ablated) with fitness over ≈1,000 generated protocols

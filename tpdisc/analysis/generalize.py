@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 
 from tpdisc.agents.llm.config import LLMAgentConfig
-from tpdisc.analysis.plots import save_figure, short_label
+from tpdisc.analysis.plots import plain_figures, save_figure, short_label
 from tpdisc.analysis.stats import mean_above, stars, welch_greater
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
-from tpdisc.plaintext import plain_figures
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation, sem

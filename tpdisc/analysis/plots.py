@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
 from tpdisc.analysis.stats import PairwiseComparison, stars
-from tpdisc.plaintext import plain_figures, visible
+from tpdisc.errors import visible
 from tpdisc.safefiles import writing
 from tpdisc.sim.evaluate import Evaluation
+
+
+def plain_figures() -> None:
+    """Set matplotlib up as tpdisc draws: no display needed (Agg), and text drawn as it is
+    written, never as mathtext or TeX: names in figures come from protocols and archives.
+    Every module that draws calls it before drawing (a text reads the setting when made)."""
+    matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False
+    matplotlib.rcParams["text.usetex"] = False
+    # Its warning quotes the character it cannot draw: a control character from a name
+    # would reach the terminal raw.
+    warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font")
+
 
 plain_figures()
 

@@ -14,9 +14,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from tpdisc.analysis.plots import save_figure, short_label
+from tpdisc.analysis.plots import plain_figures, save_figure, short_label
 from tpdisc.analysis.portrait import THIRDS, Portrait
-from tpdisc.plaintext import plain_figures
 
 plain_figures()
 

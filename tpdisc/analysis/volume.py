@@ -24,10 +24,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from tpdisc.analysis.plots import save_figure
+from tpdisc.analysis.plots import plain_figures, save_figure
 from tpdisc.analysis.simulate import Run, execute, plan
 from tpdisc.executors.base import Executor
-from tpdisc.plaintext import plain_figures
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 from rich.text import Text
 
-from tpdisc.errors import TpdiscError
-from tpdisc.plaintext import visible
+from tpdisc.errors import TpdiscError, visible
 
 
 class PlainConsole(Console):
     """A console that prints every text as it is: no markup or emoji codes are read in
-    it, and its control characters are shown as escapes (:func:`tpdisc.plaintext.visible`),
+    it, and its control characters are shown as escapes (:func:`tpdisc.errors.visible`),
     whatever renders it (tables, code, progress bars). Most of what tpdisc prints comes from
     outside (names, descriptions, file names, a model's replies); styles are given as
     styles, never as markup."""

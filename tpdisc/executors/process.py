@@ -14,12 +14,11 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, visible
 from tpdisc.executors import lifeline
 from tpdisc.executors.base import Executor, PayloadPacker, Task, run_payload
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method, set_preload
-from tpdisc.plaintext import visible
 
 R = TypeVar("R")
 

@@ -12,8 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from tpdisc.errors import ConfigError
-from tpdisc.plaintext import visible
+from tpdisc.errors import ConfigError, visible
 from tpdisc.safefiles import write_file
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.prompts import format_fitness

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
-from tpdisc.plaintext import plain_figures
 from tpdisc.safefiles import writing
 from tpdisc.search.archive import Archive
 
-plain_figures()
+# Its only texts are fixed, and mode names the archive checked against its list: no name
+# from outside is drawn here (what is goes through tpdisc.analysis.plots.plain_figures).
+matplotlib.use("Agg")
 
 MODE_COLOURS = {
     "warm-up": "tab:blue",

@@ -13,10 +13,9 @@ from typing import Any, Protocol
 from tpdisc.config_tree import encode, read_yaml, section
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
-from tpdisc.errors import ConfigError, TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError, visible
 from tpdisc.executors.base import Executor
 from tpdisc.llm_client import LLMClient, LLMConfig
-from tpdisc.plaintext import visible
 from tpdisc.safefiles import read_capped, write_file
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig, upgraded

@@ -25,11 +25,10 @@ from tpdisc.analysis.generalize import (
     runnable,
     select_settings,
 )
-from tpdisc.analysis.plots import coverage_figure, pairwise_figure
+from tpdisc.analysis.plots import coverage_figure, pairwise_figure, plain_figures
 from tpdisc.analysis.stats import pairwise
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
-from tpdisc.plaintext import plain_figures
 from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
 from tpdisc.safefiles import checked, write_file
 from tpdisc.sandbox import load_protocols
