@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import threading
+import time
 
 import pytest
 
@@ -161,3 +164,86 @@ def test_config_errors_name_the_field() -> None:
     )
     assert config.price == ModelPrice(1.0, 2.0)
     assert LLMConfig.from_dict(config.to_dict()) == config
+
+
+# --- hostile replies: one deadline per request, a capped body, a checked parse ---------
+
+GOOD = json.dumps({"choices": [{"message": {"content": "fine"}, "finish_reason": "stop"}]})
+
+
+def test_a_dripped_reply_ends_at_the_deadline_of_the_whole_request() -> None:
+    # A byte every 20 ms: no read ever waits long, so httpx's read timeout never fires;
+    # without a deadline on the whole request this reply would take a minute.
+    dripped = Reply(raw_body=GOOD + " " * 3_000, drip=0.02)
+    with FakeChatServer([dripped]) as server:
+        started = time.monotonic()
+        with pytest.raises(LLMError, match=r"no complete reply within 1 s"):
+            client_for(server, timeout=1.0, max_retries=0).chat(HELLO)
+        took = time.monotonic() - started
+    assert took < 5.0
+
+
+def test_a_huge_reply_is_refused_without_being_read() -> None:
+    chunk = b"[" + b"0," * 500_000 + b"0]"  # 1 MB, sent 200 times without a length
+    with FakeChatServer([Reply(raw_body=chunk, repeat=200)]) as server:
+        with pytest.raises(LLMError, match=r"reply refused: more than the 4,000,000 bytes"):
+            client_for(server, max_retries=0, max_reply_bytes=4_000_000).chat(HELLO)
+        # The client hung up near its cap: the server could not send the 200 MB.
+        assert server.bytes_sent < 50_000_000
+
+
+def test_a_reply_declaring_a_huge_length_is_refused_at_its_headers() -> None:
+    declared = Reply(raw_body=GOOD, repeat=2, length=1_500_000_000)
+    expected = r"1,500,000,000 bytes, more than the 8,000,000"
+    with FakeChatServer([declared]) as server, pytest.raises(LLMError, match=expected):
+        client_for(server, max_retries=0).chat(HELLO)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("[" * 1_000_000 + "]" * 1_000_000, "nested"),
+        (b'{"choices": [{"message": {"content": "\xff\xfe"}}]}', "not JSON"),
+        ("not json at all", "not JSON"),
+        ('{"choices": "many"}', "choices: expected a list"),
+        ('{"choices": [{"message": {"content": {"text": "x"}}}]}', "content: expected text"),
+        ('{"choices": [], "model": ["x"]}', "model: expected text"),
+        ('{"choices": [], "usage": {"prompt_tokens": 1e400}}', "prompt_tokens"),
+        ('{"choices": [], "usage": {"prompt_tokens": ' + "9" * 500 + "}}", "prompt_tokens"),
+        ("[" * 40 + "]" * 40, "nested more than 32"),
+    ],
+    ids=["deep", "utf-8", "text", "choices", "content", "model", "inf", "big-int", "depth"],
+)
+def test_a_malformed_reply_is_a_failed_request_with_its_reason(
+    body: str | bytes, reason: str
+) -> None:
+    with (
+        FakeChatServer([Reply(raw_body=body)]) as server,
+        pytest.raises(
+            LLMError, match=f"giving up after 1 requests; last error reply refused: .*{reason}"
+        ),
+    ):
+        client_for(server, max_retries=0).chat(HELLO)
+
+
+def test_a_malformed_reply_is_retried_like_a_server_error() -> None:
+    sleeps = Sleeps()
+    with FakeChatServer([Reply(raw_body="{oops"), Reply(raw_body=GOOD)]) as server:
+        reply = client_for(server, sleeps).chat(HELLO)
+    assert reply.text == "fine" and reply.requests == 2 and len(sleeps) == 1
+
+
+def test_a_compressed_reply_is_refused() -> None:
+    bomb = gzip.compress(b" " * 10_000_000)  # 10 kB that would expand to 10 MB
+    reply = Reply(raw_body=bomb, headers={"Content-Encoding": "gzip"})
+    with FakeChatServer([reply]) as server:
+        with pytest.raises(LLMError, match=r"reply refused: compressed \(gzip\)"):
+            client_for(server, max_retries=0).chat(HELLO)
+        assert server.requests[0].headers.get("Accept-Encoding") == "identity"
+
+
+def test_the_reply_size_cap_is_a_setting() -> None:
+    with pytest.raises(ConfigError, match="max_reply_bytes"):
+        LLMConfig(base_url="http://x", model="m", max_reply_bytes=10)
+    config = LLMConfig.from_dict({"base_url": "http://x", "model": "m", "max_reply_bytes": 5_000})
+    assert config.max_reply_bytes == 5_000

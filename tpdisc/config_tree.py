@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import sys
 import types
 import typing
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tpdisc.errors import ConfigError, excerpt
+from tpdisc.safefiles import FileRefused, write_file
 from tpdisc.yamlsafe import YamlRefused, read_yaml_file
 
 T = TypeVar("T")
@@ -135,12 +135,12 @@ def section(data: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
     return found if isinstance(found, Mapping) else None
 
 
-def read_yaml(path: str | Path) -> dict[str, Any]:
+def read_yaml(path: str | Path, root: str | Path | None = None) -> dict[str, Any]:
     """The settings in a YAML file, as written (defaults not filled in); the file is
     untrusted input, read through :mod:`tpdisc.yamlsafe`."""
     path = Path(path)
     try:
-        data = read_yaml_file(path)
+        data = read_yaml_file(path, root)
     except YamlRefused as err:
         reason = err.reason
         if not path.exists() and not path.is_symlink():
@@ -159,12 +159,13 @@ def dump_yaml(data: Any) -> str:
     return yaml.safe_dump(encode(data), sort_keys=False, allow_unicode=True)
 
 
-def write_yaml(path: str | Path, data: Any) -> None:
-    """Write atomically: a crash leaves the old file or the new one, never half of one."""
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".part")
-    tmp.write_text(dump_yaml(data), encoding="utf-8")
-    os.replace(tmp, path)
+def write_yaml(path: str | Path, data: Any, root: str | Path | None = None) -> None:
+    """Write atomically: a crash leaves the old file or the new one, never half of one;
+    no link followed below ``root`` (default: the file's folder)."""
+    try:
+        write_file(path, dump_yaml(data), root)
+    except FileRefused as err:
+        raise ConfigError(str(err)) from None
 
 
 def _hint(cls: type, spec: dataclasses.Field[Any]) -> Any:

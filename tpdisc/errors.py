@@ -1,7 +1,17 @@
-"""Errors the command line reports as one line (no traceback)."""
+"""Errors the command line reports as one line (no traceback), and text from outside made
+plain for them and for the terminal.
+
+Text from outside (a model's replies, protocol names, docstrings, metric names, file
+names, whatever a stored folder holds) must not act on a terminal: an escape sequence can
+clear the screen, retitle the window or forge a hyperlink, a carriage return or a
+right-to-left override can hide what a line says. :func:`visible` shows such characters as
+their escapes (``\\x1b``, ``\\u202e``); the command line's consoles apply it to everything
+they print and read no markup (:mod:`tpdisc.cli.output`).
+"""
 
 from __future__ import annotations
 
+import re
 import reprlib
 from typing import Any
 
@@ -32,3 +42,25 @@ def excerpt(value: Any, width: int = 60) -> str:
     """A bounded repr of ``value`` for a one-line message, at most ``width`` characters."""
     text = _REPR.repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+# C0 and C1 controls and DEL; the invisible characters that reorder or hide text (bidi
+# marks, embeddings, overrides and isolates, zero-width spaces and joiners, the BOM);
+# line and paragraph separators; lone surrogates, which no terminal can even be sent.
+_HIDDEN = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
+)
+_IN_TEXT = re.compile(f"[{_HIDDEN}]")
+_IN_LINE = re.compile(f"[{_HIDDEN}\t\n]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, lines: bool = True) -> str:
+    """``text`` with every control or invisible formatting character written as its escape
+    (``\\x1b``); with ``lines`` False, newlines and tabs too (for one-line messages, where
+    a newline could forge a line of its own)."""
+    return (_IN_TEXT if lines else _IN_LINE).sub(_shown, text)

@@ -6,22 +6,33 @@ accounting is guarded by a lock, the HTTP calls are not serialised.
 
 The API key is read from an environment variable whose *name* is configured; the key itself
 is never stored in a config, written to disk or included in an error message.
+
+A reply is untrusted input, and so is its timing. Every request has one deadline for the
+whole of it (``timeout``: connecting, sending, and every byte of the reply; each retry has
+its own), which httpx's per-read timeouts are not (a body dripped a byte a second never
+trips them); the body is read up to ``max_reply_bytes`` (the server is asked not to
+compress it, and one it compresses anyway is refused: a small compressed body can expand
+without bound); and it is parsed here, not by the SDK, with every field checked. A reply
+that breaks any of this is a failed request with its reason, retried like a server error,
+never a traceback and never memory in proportion to what the server sends.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
+import json
 import math
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tpdisc.config_tree import decode, encode_fields
-from tpdisc.errors import ConfigError, TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError, excerpt
 
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -77,7 +88,7 @@ class LLMConfig:
     base_url: str
     model: str
     api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = 120.0  # seconds per HTTP request
+    timeout: float = 120.0  # seconds for one whole HTTP request, its reply read; retries apart
     max_retries: int = 6  # extra attempts after a retryable failure
     backoff_initial: float = 1.0  # seconds before the first retry without Retry-After
     backoff_max: float = 60.0
@@ -86,6 +97,7 @@ class LLMConfig:
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     temperature: float | None = None
     max_tokens: int | None = None
+    max_reply_bytes: int = 8_000_000  # a reply's body beyond this is a failed request
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -112,6 +124,8 @@ class LLMConfig:
             )
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.max_reply_bytes < 1_000:
+            raise ConfigError(f"max_reply_bytes must be at least 1000, got {self.max_reply_bytes}")
 
     @property
     def price(self) -> ModelPrice:
@@ -183,6 +197,18 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+class ReplyRefused(Exception):
+    """A reply that breaks a bound (size, encoding, depth) or cannot be a chat completion:
+    its reason, for the failed request."""
+
+
+# A reply is read at most this deep (a chat completion is a few levels): deeper nesting
+# would make parsing recurse, and costs nothing to refuse.
+MAX_REPLY_DEPTH = 32
+# Token counts beyond this are not a server's honest report.
+MAX_TOKENS = 10**9
+
+
 class LLMClient:
     """Chat completions with accounting; see the module docstring.
 
@@ -203,14 +229,9 @@ class LLMClient:
     ) -> None:
         self.config = config
         key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
+        self._key = key
         self._secret = key if key != PLACEHOLDER_KEY else None
-        # Imported here: the package takes a third of a second to import, which every
-        # command would pay, though most never talk to a model.
-        import openai
-
-        self._client = openai.OpenAI(
-            api_key=key, base_url=config.base_url, timeout=config.timeout, max_retries=0
-        )
+        self._ssl: Any = None  # made on the first request, shared by all
         self._on_reply = on_reply
         self._sleep = sleep
         self._rng = rng or random.Random(0)
@@ -227,7 +248,7 @@ class LLMClient:
         return self.usage.cost
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing stays open between requests; kept so that a client is a context."""
 
     def __enter__(self) -> LLMClient:
         return self
@@ -250,7 +271,8 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> ChatReply:
-        """Send ``messages``; retry rate limits, server errors, timeouts and lost connections."""
+        """Send ``messages``; retry rate limits, server errors, timeouts, lost connections
+        and malformed replies."""
         self.check_budget()
         options: dict[str, Any] = {}
         temperature = temperature if temperature is not None else self.config.temperature
@@ -259,6 +281,8 @@ class LLMClient:
             options["temperature"] = temperature
         if max_tokens is not None:
             options["max_tokens"] = max_tokens
+        # Imported here: the package takes a third of a second to import, which every
+        # command would pay, though most never talk to a model.
         import openai
 
         started = time.monotonic()
@@ -266,15 +290,12 @@ class LLMClient:
         while True:
             requests += 1
             try:
-                response = self._client.chat.completions.create(
-                    model=self.config.model,
-                    messages=[dict(m) for m in messages],  # type: ignore[misc]
-                    **options,
-                )
+                body = self._request(messages, options)
+                parsed = _parse_reply(body)
                 break
             except openai.APIStatusError as err:
                 retryable = err.status_code in RETRYABLE_STATUS or err.status_code >= 500
-                reason = f"HTTP {err.status_code}: {self._redact(err.message)}"
+                reason = f"HTTP {err.status_code}: {self._redact(_line(err.message))}"
                 if not retryable:
                     hint = (
                         f" (is ${self.config.api_key_env} set?)"
@@ -283,8 +304,16 @@ class LLMClient:
                     )
                     raise LLMError(f"{self.config.base_url}: {reason}{hint}") from None
                 wait = parse_retry_after(dict(err.response.headers))
-            except (openai.APITimeoutError, openai.APIConnectionError) as err:
-                reason = f"{type(err).__name__}: {self._redact(str(err))}"
+            except (openai.APITimeoutError, TimeoutError):
+                reason = f"no complete reply within {self.config.timeout:g} s"
+                wait = None
+            except openai.APIConnectionError as err:
+                # The SDK's own message is "Connection error."; the cause says what broke.
+                cause = err.__cause__ if err.__cause__ is not None else err
+                reason = f"{type(cause).__name__}: {self._redact(_line(str(cause)))}"
+                wait = None
+            except ReplyRefused as err:
+                reason = f"reply refused: {self._redact(str(err))}"
                 wait = None
             if requests > self.config.max_retries:
                 raise LLMError(
@@ -292,7 +321,49 @@ class LLMClient:
                     f"{reason}"
                 )
             self._sleep(self._delay(requests, wait))
-        return self._account(response, messages, requests, time.monotonic() - started)
+        return self._account(parsed, messages, requests, time.monotonic() - started)
+
+    def _request(self, messages: Sequence[Message], options: Mapping[str, Any]) -> bytes:
+        """One HTTP request, under one deadline for all of it; the reply's body."""
+        import anyio
+
+        return anyio.run(self._send, messages, options)
+
+    async def _send(self, messages: Sequence[Message], options: Mapping[str, Any]) -> bytes:
+        import anyio
+        import httpx2
+        import openai
+
+        if self._ssl is None:
+            self._ssl = httpx2.create_ssl_context()  # 50 ms: once per client, not per request
+        limit = self.config.max_reply_bytes
+
+        async def bounded(response: httpx2.Response) -> None:
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):
+                raise ReplyRefused(f"compressed ({_line(encoding)}), though asked not to be")
+            length = response.headers.get("content-length", "")
+            if length.isdigit() and int(length) > limit:
+                raise ReplyRefused(f"{int(length):,} bytes, more than the {limit:,} allowed")
+            response.stream = _capped_stream()(response.stream, limit)
+
+        async with httpx2.AsyncClient(
+            verify=self._ssl,
+            timeout=self.config.timeout,
+            follow_redirects=True,
+            headers={"Accept-Encoding": "identity"},
+            event_hooks={"response": [bounded]},
+        ) as http:
+            client = openai.AsyncOpenAI(
+                api_key=self._key, base_url=self.config.base_url, max_retries=0, http_client=http
+            )
+            with anyio.fail_after(self.config.timeout):
+                raw = await client.chat.completions.with_raw_response.create(
+                    model=self.config.model,
+                    messages=[dict(m) for m in messages],  # type: ignore[misc]
+                    **options,
+                )
+                return bytes(raw.http_response.content)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -302,27 +373,24 @@ class LLMClient:
         return base * (1.0 + 0.25 * self._rng.random())
 
     def _account(
-        self, response: Any, messages: Sequence[Message], requests: int, seconds: float
+        self, parsed: _Parsed, messages: Sequence[Message], requests: int, seconds: float
     ) -> ChatReply:
-        choice = response.choices[0] if response.choices else None
-        text = (choice.message.content if choice is not None else None) or ""
-        usage = response.usage
-        estimated = usage is None or usage.prompt_tokens is None
+        estimated = parsed.prompt_tokens is None or parsed.completion_tokens is None
         if estimated:
             prompt_tokens = sum(estimate_tokens(m.get("content", "")) for m in messages)
-            completion_tokens = estimate_tokens(text)
+            completion_tokens = estimate_tokens(parsed.text)
         else:
-            prompt_tokens = int(usage.prompt_tokens or 0)
-            completion_tokens = int(usage.completion_tokens or 0)
+            prompt_tokens = parsed.prompt_tokens or 0
+            completion_tokens = parsed.completion_tokens or 0
         reply = ChatReply(
-            text=text,
-            model=response.model or self.config.model,
+            text=parsed.text,
+            model=parsed.model or self.config.model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost=self.config.price.cost(prompt_tokens, completion_tokens),
             requests=requests,
             seconds=seconds,
-            finish_reason=choice.finish_reason if choice is not None else None,
+            finish_reason=parsed.finish_reason,
             usage_estimated=estimated,
         )
         with self._lock:
@@ -340,3 +408,104 @@ class LLMClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
+
+
+@functools.cache
+def _capped_stream() -> type:
+    """The class of a reply's byte stream that stops with :class:`ReplyRefused` past its
+    limit (made on first use: httpx takes a tenth of a second to import)."""
+    import httpx2
+
+    class Capped(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any, limit: int) -> None:
+            self._inner, self._limit = inner, limit
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            size = 0
+            async for chunk in self._inner:
+                size += len(chunk)
+                if size > self._limit:
+                    raise ReplyRefused(f"more than the {self._limit:,} bytes allowed")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Capped
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    text: str
+    model: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def _parse_reply(body: bytes) -> _Parsed:
+    """The fields of a chat completion, each checked; :class:`ReplyRefused` otherwise."""
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        raise ReplyRefused("JSON nested too deep") from None
+    except ValueError as err:  # invalid JSON, invalid UTF-8
+        raise ReplyRefused(f"not JSON ({_line(str(err))})") from None
+    _check_depth(data)
+    if not isinstance(data, dict):
+        raise ReplyRefused(f"expected a JSON object, got {excerpt(data)}")
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise ReplyRefused(f"choices: expected a list, got {excerpt(choices)}")
+    text, finish = "", None
+    if choices:
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise ReplyRefused(f"choices[0].message: expected an object, got {excerpt(message)}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ReplyRefused(f"choices[0].message.content: expected text, got {excerpt(content)}")
+        text = content or ""
+        finish = _optional_text(choice.get("finish_reason"), "choices[0].finish_reason")
+    model = _optional_text(data.get("model"), "model")
+    usage = data.get("usage")
+    prompt = completion = None
+    if isinstance(usage, dict):
+        prompt = _tokens(usage.get("prompt_tokens"), "usage.prompt_tokens")
+        completion = _tokens(usage.get("completion_tokens"), "usage.completion_tokens")
+    elif usage is not None:
+        raise ReplyRefused(f"usage: expected an object, got {excerpt(usage)}")
+    return _Parsed(text, model, finish, prompt, completion)
+
+
+def _check_depth(data: Any) -> None:
+    """Refuse containers nested deeper than :data:`MAX_REPLY_DEPTH` (iteratively)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_REPLY_DEPTH:
+                raise ReplyRefused(f"JSON nested more than {MAX_REPLY_DEPTH} levels deep")
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+
+
+def _optional_text(value: Any, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ReplyRefused(f"{where}: expected text, got {excerpt(value)}")
+    return value
+
+
+def _tokens(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        raise ReplyRefused(f"{where}: expected a token count, got {excerpt(value)}")
+    return value
+
+
+def _line(text: str, limit: int = 300) -> str:
+    """A server's text as one bounded line (it is quoted in one-line errors)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -7,6 +7,9 @@ writes or none), and closed. A file opened read-only refuses every write, and le
 ``-wal`` or ``-shm`` file behind once the last connection to it is closed, as a writer's
 does: it opens read-write under ``PRAGMA query_only`` (SQLite's ``mode=ro`` would create
 both files and could not remove them), unless the file or its folder cannot be written.
+
+A database file, or one of its journals, that is a symbolic link is refused (a folder made
+elsewhere must not lead reads or writes out of it): :class:`~tpdisc.safefiles.LinkRefused`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,11 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Literal, Self
+
+from tpdisc.safefiles import checked
+
+# SQLite's own files beside a database: what it writes as well as the database itself.
+SIDECARS = ("", "-wal", "-shm", "-journal")
 
 
 def connect(
@@ -34,9 +42,12 @@ def connect(
     (``FULL``: a transaction reported committed survives a crash of the machine too).
     ``readonly`` opens an existing file only. ``threads``: the connection may be used from
     other threads than this one (one at a time, under the caller's lock). Raises
-    :class:`sqlite3.Error` (and :class:`OSError`) as :func:`sqlite3.connect` does.
+    :class:`sqlite3.Error` (and :class:`OSError`) as :func:`sqlite3.connect` does, and
+    :class:`~tpdisc.safefiles.LinkRefused` for a link in place of the file or a journal.
     """
     path = Path(path)
+    for suffix in SIDECARS:
+        checked(path.with_name(path.name + suffix), path.parent)
     same_thread = not threads
     if readonly:
         writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)

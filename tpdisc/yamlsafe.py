@@ -42,11 +42,12 @@ class YamlRefused(TpdiscError):
         self.reason = reason
 
 
-def read_yaml_file(path: str | Path) -> Any:
-    """The data of the YAML file ``path`` (None when it holds no document)."""
+def read_yaml_file(path: str | Path, root: str | Path | None = None) -> Any:
+    """The data of the YAML file ``path`` (None when it holds no document); with ``root``,
+    no link below it is followed (:func:`tpdisc.safefiles.open_regular`)."""
     path = Path(path)
     try:
-        text = read_capped(path, MAX_BYTES).decode("utf-8")
+        text = read_capped(path, MAX_BYTES, root=root).decode("utf-8")
     except UnicodeDecodeError as err:
         raise YamlRefused(str(path), f"not UTF-8 text (byte {err.start})") from None
     except TpdiscError as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import matplotlib.image
@@ -9,7 +10,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+import tpdisc
 from tpdisc.analysis import plots
+from tpdisc.analysis.plots import plain_figures
 from tpdisc.analysis.stats import pairwise
 from tpdisc.sim.evaluate import Evaluation
 
@@ -151,3 +154,40 @@ def test_pairwise_colours_are_pale_where_the_difference_is_noise() -> None:
     assert rgba[1, 1, :3].tolist() == [1.0, 1.0, 1.0]
     noise_only = plots.pairwise_colours(difference[:2, :2], p[:2, :2], limit=1.4)
     assert np.abs(noise_only[0, 1, :3] - white).max() < 0.25  # the largest cell stays pale
+
+
+def test_every_module_that_draws_names_turns_mathtext_off() -> None:
+    # A text reads the setting when it is made: a module drawing without it would read a
+    # protocol's name "$\\notacommand$" as mathtext and crash.
+    package = Path(tpdisc.__file__).parent
+    # It draws fixed texts and mode names checked against the archive's list only.
+    no_names = {Path("search/plots.py")}
+    drawing = []
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        if "matplotlib.pyplot" in imports and path.relative_to(package) not in no_names:
+            drawing.append(path)
+            calls = {
+                node.func.id
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            }
+            assert "plain_figures" in calls, f"{path}: draws without plain_figures()"
+    assert len(drawing) >= 8
+
+
+def test_figures_draw_names_as_they_are(tmp_path: Path) -> None:
+    plain_figures()
+    fig, ax = plt.subplots()
+    ax.set_title("$\\notacommand{x}$")
+    ax.plot([0, 1], label="$\\frac")
+    ax.legend()
+    fig.savefig(tmp_path / "f.png")
+    plt.close(fig)
+    assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")

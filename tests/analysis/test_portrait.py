@@ -4,13 +4,18 @@ behavioural features report on the same seeds."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from tpdisc.analysis.features import feature_values
 from tpdisc.analysis.portrait import (
+    MAX_METRIC_TEXT,
+    MAX_METRICS,
     MeteredProtocol,
     Portrait,
     StepLogs,
@@ -18,6 +23,7 @@ from tpdisc.analysis.portrait import (
     jaccard_over_steps,
     pattern_similarity,
     protocol_source,
+    step_metrics,
 )
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, VariantSpec, make_domain
@@ -161,7 +167,9 @@ def test_a_sandboxed_protocol_reports_its_metrics_after_every_step(
     result = run_simulation(domain, CONFIG, MeteredProtocol(spec, record), 0)
     plain = run_simulation(domain, CONFIG, spec, 0)
     assert result.curve == plain.curve  # asking for logs changes nothing in the game
-    assert [logs[0]["metric_value"] for logs in record.steps] == list(range(1, 13))
+    assert [step["sent"] for step in record.steps] == list(range(1, 13))
+    assert record.described == {"sent": "memories sent so far", "word": "not a number"}
+    assert {step["word"] for step in record.steps} == {None}
 
 
 def test_the_source_and_docstring_of_a_baseline_and_of_a_file() -> None:
@@ -181,3 +189,61 @@ def test_the_source_and_docstring_of_a_baseline_and_of_a_file() -> None:
 def test_a_portrait_survives_json(domain: Domain) -> None:
     (p,) = portraits(domain, zero_to_one())
     assert Portrait.from_json(p.to_json()) == p
+
+
+# --- what the host does with get_logs() is bounded -------------------------------------
+
+
+def test_thousands_of_metrics_a_step_cost_the_host_little() -> None:
+    reply = [
+        {"metric_name": f"m{k}", "metric_description": "d" * 10_000, "metric_value": k}
+        for k in range(2_000)
+    ]
+    record = StepLogs()
+    started = time.perf_counter()
+    for _ in range(150):
+        record.add(reply)
+    metrics = step_metrics(record)
+    took = time.perf_counter() - started
+    assert len(metrics) == MAX_METRICS and record.dropped
+    assert list(metrics)[:3] == ["m0", "m1", "m2"]  # the protocol's own order
+    assert metrics["m7"][1] == (7.0,) * 150
+    assert {len(text) for text, _ in metrics.values()} == {MAX_METRIC_TEXT}
+    # Linear: 300,000 entries read in well under a second (quadratic took minutes).
+    assert took < 5.0
+
+
+def test_odd_log_entries_are_skipped_not_trusted() -> None:
+    record = StepLogs()
+    record.add([{"metric_name": "x", "metric_value": 10**400}, "junk", {"metric_value": 1}])
+    record.add({"not": "a list"})
+    record.add([{"metric_name": ["a", "list"], "metric_value": float("nan")}])
+    assert record.steps == [{"x": None, "": 1.0}, {}, {"['a', 'list']": None}]
+
+
+# --- a stored portrait is checked before a report reuses it ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(n_steps=3_000_000_000), "n_steps: expected the settings' own"),
+        (lambda d: d["coverage"]["protocol"]["final"].__setitem__(0, 10**400), "out of range"),
+        (lambda d: d["agents"]["union"].append(1.0), "agents.union: expected 13 numbers"),
+        (lambda d: d["flow"]["successes"].pop(), "flow.successes: expected 4 rows"),
+        (lambda d: d["content"]["per_step"].update(delivered="many"), "expected 12 numbers"),
+        (lambda d: d["metrics"].update({"x": {"description": "", "mean_per_step": [1]}}),
+         "mean_per_step: expected 12 numbers"),
+        (lambda d: d.update(extra=1), "portrait: expected the fields"),
+        (lambda d: d["mechanism"]["stochastic"].update(agents=float("inf")), "out of range"),
+    ],
+)  # fmt: skip
+def test_a_stored_portrait_is_refused_unless_a_simulation_could_have_made_it(
+    domain: Domain, change: Any, message: str
+) -> None:
+    (p,) = portraits(domain, zero_to_one())
+    data = json.loads(json.dumps(p.to_json()))
+    assert Portrait.from_json(data) == Portrait.from_json(json.loads(json.dumps(p.to_json())))
+    change(data)
+    with pytest.raises(ValueError, match=message):
+        Portrait.from_json(data)

@@ -3,8 +3,10 @@ without metrics."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
@@ -66,3 +68,30 @@ def test_an_empty_flow_panel_has_no_colour_scale(
     assert panels[1] == "failures: none delivered" and len(fig.axes) == 3  # one colour bar
     ticks = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
     assert not any("e-" in t for t in ticks), ticks  # no 1e-9 scale
+
+
+def test_names_are_drawn_as_written_never_as_mathtext(
+    toy_graph: RecipeGraph, tmp_path: Path
+) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
+    odd = "$\\notacommand{x}$ \x1b[2J $\\frac"
+    metric = {"description": odd, "mean_per_step": [1.0] * CONFIG.n_steps}
+    p = replace(p, name=odd, metrics={odd: metric, "$x$": metric})
+    for draw in (plots.coverage_figure, plots.flow_figure, plots.content_figure,
+                 plots.agents_figure, plots.metrics_figure):  # fmt: skip
+        assert draw(p, tmp_path / f"{draw.__name__}.png").read_bytes().startswith(PNG)
+    assert plots.comparison_figure([p, p], tmp_path / "c.png").read_bytes().startswith(PNG)
+
+
+def test_a_figure_shows_a_few_metrics_however_many_there_are(
+    toy_graph: RecipeGraph, tmp_path: Path
+) -> None:
+    domain = make_domain(toy_graph, VariantSpec())
+    (p,) = build_portraits(domain, CONFIG, [("z", zero_to_one())], SEEDS, make_executor("serial"))
+    metric = {"description": "", "mean_per_step": [1.0] * CONFIG.n_steps}
+    many = replace(p, metrics={f"m{k}": metric for k in range(100)})
+    path = plots.metrics_figure(many, tmp_path / "metrics.png")
+    assert path is not None
+    height, width, _ = plt.imread(path).shape
+    assert height < 2_000 and width < 2_000  # 12 panels: readable, and no gigabytes

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -338,3 +339,38 @@ def test_simulation_options_reach_given_protocols_and_override_a_run(tmp_path, t
         make_run(tmp_path / "run"), graph=toy_graph, sim_overrides={"n_steps": 4, "n_agents": 5}
     )
     assert (run.sim.n_steps, run.sim.n_agents, run.sim.agent_type) == (4, 5, "stochastic")
+
+
+@pytest.mark.parametrize(
+    ("command", "kind", "forge", "message"),
+    [
+        ("volume", ORIGINAL, lambda v: {**v, "final": 10**400, "curve": []}, "field final: "),
+        ("volume", ORIGINAL, lambda v: {**v, "n_agents": 2}, "not the simulation's 3"),
+        ("volume", ORIGINAL, lambda v: {**v, "curve": [*v["curve"][:2], v["final"]]},
+         "field curve: 3 points"),
+        ("features", FEATURES + "original",
+         lambda v: {**v, "features": {"n": "many"}}, "features: 'n': expected a finite"),
+        ("features", FEATURES + "original",
+         lambda v: {**v, "features": {"n": 1e308 * 10}}, "expected a finite number"),
+    ],
+)  # fmt: skip
+def test_hand_made_stored_results_are_one_line(
+    tmp_path: Path, command: str, kind: str, forge: Any, message: str
+) -> None:
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    run_dir = make_run(tmp_path / "run", n_protocols=3)
+    args = ["analyze", command, str(run_dir), "--sims", "2", "--recipes", str(recipes),
+            "--executor", "serial"]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    with AnalysisStore(run_dir / Archive.FILE_NAME) as store:
+        (value,) = store.db.execute(
+            "SELECT value FROM analysis WHERE kind=? AND protocol_id=1 LIMIT 1", (kind,)
+        ).fetchone()
+        forged = json.dumps(forge(json.loads(value)))
+        store.db.execute("UPDATE analysis SET value=? WHERE kind=?", (forged, kind))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert f"{run_dir / Archive.FILE_NAME}: analysis row (1, " in result.stderr
+    assert message in result.stderr

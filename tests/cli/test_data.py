@@ -92,3 +92,24 @@ def test_a_huge_file_is_refused_before_it_is_read(tmp_path, monkeypatch, deadlin
     assert result.exit_code == 1 and "more than the 16,000,000 allowed" in result.stderr
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000
     assert not list((tmp_path / "cache").glob("*"))
+
+
+@pytest.mark.parametrize(
+    ("variable", "command"),
+    [
+        ("TPDISC_CACHE", ["data", "show"]),
+        ("TPDISC_CACHE", ["evaluate", "asocial", "--sims", "1", "--steps", "2"]),
+        ("TPDISC_RECIPES", ["evaluate", "asocial", "--sims", "1", "--steps", "2"]),
+    ],
+)
+def test_a_path_from_the_environment_that_cannot_be_one_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, command: list[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    wrong = tmp_path / "file" if variable == "TPDISC_CACHE" else tmp_path
+    monkeypatch.setenv(variable, str(wrong))
+    serial = ["--executor", "serial"] if command[0] == "evaluate" else []
+    result = runner.invoke(app, [*command, *serial])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.stderr.startswith(f"error: ${variable}: {wrong}: ")
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -388,3 +388,14 @@ def test_results_keep_every_simulations_curve_and_mechanism(recipes: Path, tmp_p
         assert len(runs) == 3 and all(set(m) == {"stochastic"} for m in runs)
         gains = [m["stochastic"]["inventory_gain"] for m in runs]
         assert r["mechanism"]["stochastic"]["inventory_gain"] == pytest.approx(np.mean(gains))
+
+
+def test_compare_moves_nothing_through_a_link(recipes: Path, tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "cmp", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = ["compare", "paired", *FAST, *SERIAL, "--recipes", str(recipes), "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    (out / "previous").symlink_to(elsewhere, target_is_directory=True)
+    again = runner.invoke(app, [*args, "--seed", "5"])
+    assert again.exit_code == 1 and f"{out / 'previous'}: a symbolic link" in again.stderr
+    assert not list(elsewhere.iterdir())

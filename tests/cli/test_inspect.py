@@ -4,8 +4,10 @@ the behavioural features of ``analyze features`` on the same seeds."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
 from typer.testing import CliRunner
 
@@ -98,3 +100,87 @@ def test_inspect_names_an_unknown_protocol_in_one_line(recipes: Path) -> None:
     result = runner.invoke(app, ["inspect", "nonesuch", "--recipes", str(recipes), *SERIAL])
     assert result.exit_code == 1
     assert "unknown protocol 'nonesuch'" in result.stderr
+
+
+ODD_METRIC = '''
+"""Says \x1b]0;pwned\x07 and \x1b[2J in its docstring."""
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.step = 0
+
+    def share_memories(self, i_step, agent_states):
+        self.step += 1
+        return {}
+
+    def get_logs(self):
+        return [{"metric_name": "$\\\\notacommand{x}$", "metric_description": "$\\\\frac",
+                 "metric_value": self.step}]
+'''
+
+MANY_METRICS = """
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.step = 0
+
+    def share_memories(self, i_step, agent_states):
+        self.step += 1
+        return {}
+
+    def get_logs(self):
+        return [{"metric_name": f"m{k:04d}", "metric_description": "", "metric_value": k}
+                for k in range(2000)]
+"""
+
+
+def test_outside_text_is_drawn_and_printed_as_it_is(recipes: Path, tmp_path: Path) -> None:
+    protocol = tmp_path / "odd.py"
+    protocol.write_text(ODD_METRIC)
+    out, numbers = tmp_path / "insp", tmp_path / "insp.json"
+    args = [str(protocol), *FAST, *SERIAL, "--recipes", str(recipes), "--trusted"]
+    result = runner.invoke(app, ["inspect", *args, "--out", str(out), "--json", str(numbers)])
+    assert result.exit_code == 0, result.output
+    assert (out / "odd" / "metrics.png").read_bytes().startswith(b"\x89PNG")
+    (portrait,) = json.loads(numbers.read_text())["portraits"]
+    assert list(portrait["metrics"]) == ["$\\notacommand{x}$"]
+    assert "\x1b" not in result.output
+
+
+def test_thousands_of_metrics_a_step_cost_inspect_little(recipes: Path, tmp_path: Path) -> None:
+    from tpdisc.analysis.portrait import MAX_METRICS
+
+    protocol = tmp_path / "many.py"
+    protocol.write_text(MANY_METRICS)
+    out, numbers = tmp_path / "insp", tmp_path / "insp.json"
+    args = ["--agents", "4", "--steps", "30", "--sims", "1", "--agent-type", "stochastic"]
+    started = time.monotonic()
+    result = runner.invoke(
+        app,
+        ["inspect", str(protocol), *args, *SERIAL, "--recipes", str(recipes), "--out", str(out),
+         "--json", str(numbers)],
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    (portrait,) = json.loads(numbers.read_text())["portraits"]
+    assert len(portrait["metrics"]) == MAX_METRICS
+    height, width, _ = plt.imread(out / "many" / "metrics.png").shape
+    assert height < 2_000 and width < 2_000
+    assert took < 120  # sandboxed, on a busy machine; minutes and gigabytes before
+
+
+def test_links_in_the_output_folder_are_replaced_or_refused(recipes: Path, tmp_path: Path) -> None:
+    out, victim, elsewhere = tmp_path / "insp", tmp_path / "bashrc", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    victim.write_text("alias ls='ls -F'\n")
+    (out / "index.html").symlink_to(victim)
+    args = ["inspect", "asocial", *FAST, *SERIAL, "--recipes", str(recipes), "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert victim.read_text() == "alias ls='ls -F'\n" and not (out / "index.html").is_symlink()
+    (out / "asocial").rename(tmp_path / "old")
+    (out / "asocial").symlink_to(elsewhere, target_is_directory=True)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and f"{out / 'asocial'}: a symbolic link" in result.stderr
+    assert not list(elsewhere.iterdir())

@@ -196,3 +196,29 @@ def test_dead_endpoint_is_a_one_line_error(recipes: Path, tmp_path: Path) -> Non
             "--recipes", recipes,
         )  # fmt: skip
     one_line_error(result, "LLM agent", "HTTP 401", "OPENAI_API_KEY")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("[" * 1_000_000 + "]" * 1_000_000, "JSON nested too deep"),
+        (b'{"choices": [{"message": {"content": "\xff"}}]}', "not JSON"),
+        ('{"choices": [], "model": "[/]\\u001b[2J"}', None),  # a reply, shown as text
+    ],
+    ids=["deep", "utf-8", "markup"],
+)
+def test_a_hostile_reply_to_llm_agents_is_a_one_line_error_or_plain_text(
+    recipes: Path, tmp_path: Path, body: str | bytes, reason: str | None
+) -> None:
+    config = tmp_path / "once.yaml"  # no retries: each request fails for good at once
+    config.write_text("sim: {params: {llm: {client: {max_retries: 0}}}}\n")
+    with FakeChatServer(lambda request: Reply(raw_body=body)) as hostile:
+        result = evaluate(
+            "paired", *FAST, "--agent-type", "llm", *llm_options(hostile, tmp_path),
+            "--config", config, "--recipes", recipes,
+        )  # fmt: skip
+    if reason is None:  # empty answers: the agents fall back, the run completes
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output
+    else:
+        one_line_error(result, "LLM agent", "reply refused", reason)

@@ -9,11 +9,22 @@ from typing import Any
 
 import pytest
 import typer
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tpdisc.cli import app, output
-from tpdisc.cli.output import JSON_RULE, JsonTarget, bare_json_to_stdout, user_errors
+from tpdisc.cli.output import (
+    JSON_RULE,
+    JsonTarget,
+    bare_json_to_stdout,
+    console,
+    err_console,
+    progress_bar,
+    user_errors,
+)
 from tpdisc.errors import ConfigError
 
 runner = CliRunner()
@@ -209,3 +220,36 @@ def test_a_command_without_a_terminal_prints_ten_progress_lines_however_many_sim
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("simulating:")]
     assert len(lines) == 10 and lines[-1].startswith("simulating: 300/300")
+
+
+HOSTILE = "[/]\x1b[2J\x1b]0;pwned\x07[link=https://evil.example]click[/link] :warning:\u202e"
+SHOWN = "[/]\\x1b[2J\\x1b]0;pwned\\x07[link=https://evil.example]click[/link] :warning:\\u202e"
+
+
+def test_an_error_quoting_outside_text_stays_one_plain_line() -> None:
+    result = run(ConfigError(f"{HOSTILE}\nerror: all good"))
+    assert result.exit_code == 1
+    assert result.stderr == f"error: {SHOWN}\\x0aerror: all good\n"
+
+
+def test_everything_the_consoles_print_shows_outside_text_as_it_is() -> None:
+    table = Table("name")
+    table.add_row(HOSTILE)
+    code = Syntax(f"x = '{HOSTILE}'\n", "python")
+    app = typer.Typer()
+
+    @app.command()
+    def show() -> None:
+        console.print(HOSTILE)
+        console.print(table)
+        console.print(code)
+        err_console.print(Text(HOSTILE, style="bold"))
+        with progress_bar(1, HOSTILE) as advance:
+            advance(HOSTILE)
+
+    result = runner.invoke(app, [], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    for stream in (result.stdout, result.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+    assert result.stdout.count(SHOWN) == 2  # the text and the table (code is highlighted)
+    assert SHOWN in result.stderr and "evil.example" in result.stderr

@@ -65,6 +65,8 @@ def one_line_error(result: object) -> str:
         ("lineage", "[" * 5000, "column lineage: expected JSON text, got '[[[["),
         ("fitness_mean", "high", "column fitness_mean: expected a finite number or null"),
         ("prompt_tokens", 1.5, "column prompt_tokens: expected a whole number, got 1.5"),
+        ("fitness_values", "[" + "9" * 400 + "]", "column fitness_values: expected a JSON list"),
+        ("lineage", json.dumps([10**30]), "column lineage: expected a JSON list of ids"),
     ],
 )
 @pytest.mark.parametrize("command", [["report"], ["archive"], ["archive", "--json"]])
@@ -172,8 +174,12 @@ def test_stage_results_that_are_not_json_objects_are_one_line(study: StudyDir) -
         (json.dumps({"seed": 0}), "field final: expected a whole number, got None"),
         (json.dumps({"error": ["x"]}), "field error: expected text"),
         ("[" * 5000, "expected JSON text"),
+        (json.dumps({"seed": 0, "final": 10**400, "received": 0, "novel_received": 0,
+                     "n_agents": 1}), "field final: 1000000000000"),
+        (json.dumps({"seed": 0, "final": 5, "received": 0, "novel_received": 0,
+                     "n_agents": 1, "curve": [1, 4]}), "not the curve's last value"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_row_of_study_sqlite_is_one_line(tmp_path: Path, value: str, message: str) -> None:
     path = tmp_path / "study.sqlite"
     with StudyStore(path) as store:
@@ -211,3 +217,110 @@ def test_an_exported_protocol_gets_no_code_from_its_stored_name(
     assert result.exit_code == 0, result.output
     code = [line for line in out.read_text().splitlines() if not line.startswith("#")]
     assert code == ["", "x = 2"]
+
+
+# --- links inside a run folder lead nowhere ---------------------------------------------
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file outside the run folder that its links point to."""
+    path = tmp_path / "bashrc"
+    path.write_text("alias ls='ls -F'\n")
+    return path
+
+
+def test_a_report_folder_that_is_a_link_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run_dir / "report").symlink_to(elsewhere, target_is_directory=True)
+    result = runner.invoke(app, ["report", str(run_dir), "--portraits", "0"])
+    assert f"{run_dir / 'report'}: a symbolic link" in one_line_error(result)
+    assert not list(elsewhere.iterdir())
+
+
+def test_an_archive_that_is_a_link_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (run_dir / Archive.FILE_NAME).rename(other)
+    (run_dir / Archive.FILE_NAME).symlink_to(other)
+    for command in (["archive"], ["report", "--portraits", "0"]):
+        result = runner.invoke(app, [*command, str(run_dir)])
+        assert f"{run_dir / Archive.FILE_NAME}: a symbolic link" in one_line_error(result)
+
+
+def test_a_resumed_search_reads_no_config_through_a_link(run_dir: Path, victim: Path) -> None:
+    (run_dir / "config.yaml").symlink_to(victim)
+    result = runner.invoke(app, ["evolve", "--run-dir", str(run_dir), "--iterations", "2"])
+    assert f"{run_dir / 'config.yaml'}: cannot read the config" in one_line_error(result)
+    assert "a symbolic link" in result.stderr
+    assert victim.read_text() == "alias ls='ls -F'\n"
+
+
+def test_a_lock_file_that_is_a_link_is_never_written(run_dir: Path, victim: Path) -> None:
+    from tpdisc.search.config import SearchConfig
+
+    SearchConfig(iterations=2).save(run_dir / "config.yaml")
+    (run_dir / ".lock").symlink_to(victim)
+    result = runner.invoke(app, ["evolve", "--run-dir", str(run_dir)])
+    assert f"{run_dir / '.lock'}: a symbolic link" in one_line_error(result)
+    assert victim.read_text() == "alias ls='ls -F'\n"
+
+
+def test_outputs_replace_links_instead_of_writing_through_them(
+    run_dir: Path, victim: Path, tmp_path: Path
+) -> None:
+    exported, figure = tmp_path / "exported.py", tmp_path / "fitness.png"
+    exported.symlink_to(victim)
+    figure.symlink_to(victim)
+    result = runner.invoke(
+        app, ["archive", str(run_dir), "--export", "2", str(exported), "--plot", str(figure)]
+    )
+    assert result.exit_code == 0, result.output
+    assert victim.read_text() == "alias ls='ls -F'\n"
+    assert not exported.is_symlink() and "x = 2" in exported.read_text()
+    assert not figure.is_symlink() and figure.read_bytes().startswith(b"\x89PNG")
+
+
+# --- stored text reaches the terminal as plain text -------------------------------------
+
+
+def test_stored_text_is_shown_as_it_is_never_as_markup_or_escapes(run_dir: Path) -> None:
+    tamper(
+        run_dir,
+        "UPDATE protocols SET model=?, description=?, code=? WHERE id=2",
+        "[/]x[link=https://evil.example]click[/link]",
+        "clear \x1b[2J\x1b]0;pwned\x07 title",
+        "x = '\x1b[2J'\n",
+    )
+    for command in (["--show", "2"], []):
+        result = runner.invoke(app, ["archive", str(run_dir), *command], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+    shown = runner.invoke(app, ["archive", str(run_dir), "--show", "2"], env={"COLUMNS": "200"})
+    assert "model [/]x[link=https://evil.example]click[/link]" in shown.stdout
+    assert "clear \\x1b[2J\\x1b]0;pwned\\x07 title" in shown.stdout
+
+
+def test_stored_simulations_must_be_of_their_own_cell(tmp_path: Path, toy_graph: object) -> None:
+    from tpdisc.domain.variants import VariantSpec, make_domain
+    from tpdisc.executors.serial import SerialExecutor
+    from tpdisc.protocols.baselines import BaselineProtocol
+    from tpdisc.sim.config import SimConfig
+    from tpdisc.study.store import Cell
+
+    path = tmp_path / "study.sqlite"
+    sim = SimConfig(n_agents=3, n_steps=5, agent_type="stochastic")
+    cell = Cell("asocial", make_domain(toy_graph, VariantSpec()), sim,
+                BaselineProtocol("asocial"), (0,))  # fmt: skip
+    short = {"seed": 0, "final": 4, "received": 0, "novel_received": 0, "n_agents": 3,
+             "curve": [4, 4]}  # fmt: skip
+    with StudyStore(path) as store:
+        store.db.execute(
+            "INSERT INTO sims VALUES ('best', 'asocial', 0, ?, 1, 'now')", (json.dumps(short),)
+        )
+        with pytest.raises(ConfigError) as info:
+            store.simulate("best", [cell], SerialExecutor())
+    assert str(info.value) == (
+        f"{path}: sims row (best, 'asocial', 0): column value: field curve: 2 points, not "
+        "the 6 of 5 steps"
+    )

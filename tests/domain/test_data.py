@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import TOY
 from tpdisc.domain import data
 from tpdisc.domain.data import FILE_NAME, default_graph, download, locate_recipes
-from tpdisc.errors import RecipeDataError
+from tpdisc.errors import ConfigError, RecipeDataError
 
 PAYLOAD = json.dumps(TOY).encode()
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -172,3 +172,50 @@ def test_default_url_and_checksum_are_the_public_copy() -> None:
 def test_missing_explicit_file_is_reported(isolated: Path, tmp_path: Path) -> None:
     with pytest.raises(RecipeDataError, match=r"nope\.json: cannot read"):
         default_graph(tmp_path / "nope.json")
+
+
+def test_a_cache_variable_naming_a_file_is_one_line(
+    isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("x")
+    monkeypatch.setenv("TPDISC_CACHE", str(file))
+    with pytest.raises(ConfigError, match=rf"^\$TPDISC_CACHE: {file}: not a folder \(a file\)$"):
+        data.cache_dir()
+    monkeypatch.delenv("TPDISC_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(file))
+    with pytest.raises(ConfigError, match=r"^the cache \(from \$XDG_CACHE_HOME\): .*not a folder"):
+        data.cache_dir()
+
+
+def test_a_recipes_variable_naming_a_folder_is_one_line(
+    isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(data.ENV_VAR, str(tmp_path))
+    with pytest.raises(
+        ConfigError, match=r"^\$TPDISC_RECIPES: .*: not a regular file \(a folder\)$"
+    ):
+        locate_recipes()
+
+
+def test_two_installs_at_once_both_leave_the_whole_file(
+    isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(data, "SHA256", PAYLOAD_SHA)
+    source = write_toy(tmp_path / "toy.json")
+    failed: list[BaseException] = []
+
+    def install() -> None:
+        try:
+            data.install(source)
+        except BaseException as err:  # each thread's failure is the result
+            failed.append(err)
+
+    threads = [threading.Thread(target=install) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failed
+    assert (isolated / FILE_NAME).read_bytes() == PAYLOAD
+    assert [p.name for p in isolated.iterdir()] == [FILE_NAME]  # no temporary left

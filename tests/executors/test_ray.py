@@ -70,3 +70,30 @@ def test_ray_surfaces_the_task_error(toy_graph) -> None:
     tasks = [SimTask(make_domain(toy_graph), SimConfig(2, 5), protocol, s) for s in range(2)]
     with pytest.raises(ProtocolError, match="KeyError"):
         RayExecutor().run(tasks)
+
+
+def test_the_sandbox_holds_on_ray_workers(toy_graph, tmp_path, monkeypatch) -> None:
+    # A Ray worker runs the sandbox as a pool worker does: a hostile protocol can neither
+    # write a file (the folder is anyone's: only seccomp can refuse), read the host's
+    # environment nor open a socket.
+    from tests.sandbox.helpers import protocol, source_spec
+    from tpdisc.sandbox import SandboxError
+
+    folder = tmp_path / "open"
+    folder.mkdir()
+    folder.chmod(0o777)
+    target = folder / "written.txt"
+    actions = [
+        f"sys.modules['io'].open({str(target)!r}, 'w').write('pwned')",
+        "raise RuntimeError(repr(dict(sys.modules['os'].environ)))",
+        "s = sys.modules['socket'].socket(); s.connect(('127.0.0.1', 9))",
+    ]
+    domain = make_domain(toy_graph)
+    for action in actions:
+        task = SimTask(domain, SimConfig(3, 4), source_spec(protocol(action)), 0)
+        with pytest.raises(SandboxError) as info:
+            RayExecutor().run([task])
+        reason = info.value.reason
+        assert reason.startswith(("PermissionError", "RuntimeError: {'PATH'")), reason
+        assert "TPDISC" not in reason and "RAY" not in reason, reason
+    assert not target.exists()

@@ -3,6 +3,8 @@ reused from the stored data when the report is rebuilt."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,12 @@ def best_name(run: Path) -> str:
         names = labels(archive.summaries())
         rows = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
     return names[max(rows, key=lambda c: (c.fitness, -c.id)).id]
+
+
+def best_id(run: Path) -> int:
+    with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
+        rows = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
+    return max(rows, key=lambda c: (c.fitness, -c.id)).id
 
 
 def test_the_report_links_the_best_protocol_to_its_portrait(
@@ -73,3 +81,50 @@ def test_no_portraits_when_asked_for_none(run_dir: Path, tmp_path: Path) -> None
     pages, notes = best_portraits.run_portraits(run_dir, tmp_path, make_executor("serial"), top=0)
     assert (pages, notes) == ({}, [])
     assert portrait.PortraitTask  # the module the report builds portraits with
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(n_steps=3_000_000_000),  # matched the settings: was a 22 GiB array
+        lambda d: d["coverage"]["protocol"]["mean"].__setitem__(0, 10**400),
+        lambda d: d["agents"].__setitem__("inventory_by_agent", [[1.0] * 10**6]),
+    ],
+)
+def test_a_stored_portrait_that_no_simulation_made_is_rebuilt_not_trusted(
+    run_dir: Path, tmp_path: Path, change: object
+) -> None:
+    out = tmp_path / "report"
+    recipes = run_dir.parent / "toy.json"
+    args = ["report", str(run_dir), "--out", str(out), "--recipes", str(recipes)]
+    assert runner.invoke(app, [*args, "--portrait-sims", "2"]).exit_code == 0
+    data = out / "portraits" / best_name(run_dir) / "portrait.json"
+    stored = json.loads(data.read_text())
+    change(stored)  # type: ignore[operator]
+    data.write_text(json.dumps(stored))
+    result = runner.invoke(app, [*args, "--portrait-sims", "2"])
+    assert result.exit_code == 0, result.output
+    rebuilt = json.loads(data.read_text())
+    assert rebuilt["n_steps"] == rebuilt["settings"]["n_steps"] < 1_000
+    assert rebuilt["coverage"]["protocol"]["mean"][0] < 1_000
+
+
+def test_a_best_protocol_with_mathtext_in_its_metrics_is_drawn_as_written(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    from tests.cli.test_inspect import ODD_METRIC
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    best = best_id(copy)
+    with Archive(copy / Archive.FILE_NAME) as archive:
+        archive.db.execute("UPDATE protocols SET code=? WHERE id=?", (ODD_METRIC, best))
+    out = tmp_path / "report"
+    args = ["report", str(copy), "--out", str(out), "--recipes", str(run_dir.parent / "toy.json")]
+    result = runner.invoke(app, [*args, "--portrait-sims", "1"])
+    assert result.exit_code == 0, result.output
+    folder = out / "portraits" / best_name(copy)
+    assert (folder / "metrics.png").read_bytes().startswith(b"\x89PNG")
+    assert list(json.loads((folder / "portrait.json").read_text())["metrics"]) == [
+        "$\\notacommand{x}$"
+    ]

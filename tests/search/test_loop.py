@@ -389,3 +389,31 @@ def test_a_second_search_in_the_same_folder_is_refused_in_one_line(tmp_path, toy
         assert "\n" not in str(err.value) and f"pid {os.getpid()}" in str(err.value)
     # the first has ended: the folder is free again
     SearchLoop(run_dir, config, domain, OfflineProposer(), SerialExecutor()).close()
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("[" * 1_000_000 + "]" * 1_000_000, "JSON nested too deep"),
+        (b'{"choices": [{"message": {"content": "\xff"}}]}', "not JSON"),
+    ],
+    ids=["deep", "utf-8"],
+)
+def test_a_malformed_reply_to_the_search_stops_it_with_the_reason(
+    tmp_path, toy_graph, body: str | bytes, reason: str
+) -> None:
+    config = replace(
+        TINY, iterations=3, proposer="llm", llm=LLMConfig(base_url="http://x/v1", model="fake")
+    )
+    with FakeChatServer(lambda request: Reply(raw_body=body)) as server:
+        run_dir = tmp_path / "r"
+        config = open_run_dir(run_dir, config, {})
+        proposer = llm_proposer(server, config, max_retries=1)
+        with SearchLoop(
+            run_dir, config, make_domain(toy_graph), proposer, SerialExecutor()
+        ) as loop:
+            summary = loop.run()
+        assert len(server.requests) == 2  # retried once, like a server error
+    assert summary.stopped is not None and summary.completed == 0
+    assert "the model endpoint keeps failing" in summary.stopped
+    assert f"reply refused: {reason}" in summary.stopped

@@ -7,13 +7,16 @@ import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.tiny_study import keep_only, tiny_study
 from tpdisc.config_tree import read_yaml, write_yaml
+from tpdisc.errors import ConfigError, TpdiscError
 from tpdisc.report.markup import num, pval, starred
 from tpdisc.report.search_run import page_name
+from tpdisc.safefiles import LinkRefused
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.publish import publish
@@ -210,3 +213,76 @@ def test_the_findings_name_the_empowerment_model(tmp_path: Path) -> None:
     assert read_yaml(folder.config)["search"]["sim"]["agent_type"] == "empowerment"
     line = str(_agents_line(folder))
     assert "3 empowerment agents" in line and "paper-literal (β 0.05)" in line
+
+
+# --- a study folder made elsewhere: links inside it lead nowhere -----------------------
+
+
+@pytest.fixture
+def copied(study: StudyDir, report: Path, tmp_path: Path) -> StudyDir:
+    """A copy of the finished study (its report built), to tamper with."""
+    copy = StudyDir(tmp_path / "copy")
+    shutil.copytree(study.root, copy.root)
+    return copy
+
+
+@pytest.mark.parametrize("place", ["exports/leak.csv", "figures/leak.png"])
+def test_a_link_in_the_study_is_never_copied_into_the_report(copied: StudyDir, place: str) -> None:
+    (copied.root / place).symlink_to("/proc/self/environ")
+    with pytest.raises(LinkRefused, match=f"^{copied.root / place}: a symbolic link"):
+        publish(copied)
+    assert not (copied.report / place).exists()
+    assert "leak" not in (copied.report / "index.html").read_text()
+
+
+def test_a_report_folder_that_is_a_link_is_refused(copied: StudyDir, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(copied.report)
+    copied.report.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(TpdiscError, match=f"^{copied.report}: a symbolic link"):
+        publish(copied)
+    assert not list(elsewhere.iterdir())
+
+
+def test_a_run_folder_that_is_a_link_is_refused(copied: StudyDir, study: StudyDir) -> None:
+    run = copied.root / "runs" / "evolve-1"
+    shutil.rmtree(run)
+    run.symlink_to(study.root / "runs" / "evolve-1", target_is_directory=True)
+    with pytest.raises(TpdiscError, match=f"{run}: a symbolic link"):
+        publish(copied)
+
+
+@pytest.mark.parametrize(
+    ("stage", "change"),
+    [
+        ("features", lambda d: d.update(features=3)),
+        ("volume", lambda d: d.pop("rho")),
+        ("best", lambda d: d["protocols"][0].update(seeds=[99])),
+        ("search", lambda d: d["runs"][0].pop("kind")),
+    ],
+)
+def test_hand_made_stage_results_are_one_line_naming_the_file(
+    copied: StudyDir, stage: str, change: Any
+) -> None:
+    data = copied.read_result(stage)
+    assert data is not None
+    change(data)
+    copied.write_result(stage, data)
+    with pytest.raises(ConfigError) as info:
+        publish(copied)
+    assert str(copied.result(stage)) in str(info.value)
+    assert "not what the study writes there" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_best_protocol_with_mathtext_in_its_metrics_is_drawn_as_written(
+    copied: StudyDir,
+) -> None:
+    from tests.cli.test_inspect import ODD_METRIC
+
+    (copied.best / "evolve-1.py").write_text(ODD_METRIC)
+    publish(copied)
+    folder = copied.report / "portraits" / "evolve-1"
+    assert (folder / "metrics.png").read_bytes().startswith(b"\x89PNG")
+    assert "pwned" in (folder / "index.html").read_text()  # the docstring, escaped

@@ -3,14 +3,18 @@ study run, interrupted and resumed."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.tiny_study import keep_only
 from tpdisc.errors import ConfigError
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
+from tpdisc.safefiles import FolderBusy
 from tpdisc.sim.config import SimConfig
 from tpdisc.study.config import (
     StudyConfig,
@@ -19,7 +23,8 @@ from tpdisc.study.config import (
     resumed_config,
 )
 from tpdisc.study.layout import StudyDir
-from tpdisc.study.runner import STAGE_NAMES, run_study, study_status
+from tpdisc.study.publish import publish
+from tpdisc.study.runner import STAGE_NAMES, hold_study, run_study, study_status
 from tpdisc.study.store import Cell, StudyStore
 
 TINY = """
@@ -226,3 +231,29 @@ def test_status_says_how_long_each_done_stage_took(tiny_study: Path) -> None:
     assert done
     for status in done:
         assert " simulations)" in status.detail and "finished" in status.detail
+
+
+def test_a_resumed_study_writes_no_code_through_a_link(tiny_study: Path, tmp_path: Path) -> None:
+    copy = StudyDir(tmp_path / "copy")
+    shutil.copytree(tiny_study, copy.root)
+    keep_only(copy, {"baselines", "search"})
+    victim = tmp_path / "bashrc"
+    victim.write_text("alias ls='ls -F'\n")
+    best = copy.best / "evolve-1.py"
+    best.unlink()
+    best.symlink_to(victim)
+    run_study(copy.root)
+    assert victim.read_text() == "alias ls='ls -F'\n"
+    assert not best.is_symlink() and "def share_memories" in best.read_text()
+
+
+def test_two_sessions_of_one_study_at_once_are_refused_in_one_line(tiny_study: Path) -> None:
+    folder = StudyDir(tiny_study)
+    with hold_study(folder), pytest.raises(FolderBusy) as info:
+        run_study(tiny_study)
+    assert str(info.value) == (
+        f"{tiny_study}: another tpdisc study is running in this folder (pid {os.getpid()}); "
+        "wait for it to end ('tpdisc study --status' shows how far it is)"
+    )
+    with hold_study(folder), pytest.raises(FolderBusy):
+        publish(folder)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from tpdisc.analysis.plots import save_figure
+from tpdisc.analysis.plots import plain_figures, save_figure
 from tpdisc.analysis.simulate import Plan, Protocol, Run, execute, plan
 from tpdisc.executors.base import Executor
 
@@ -265,10 +265,9 @@ def ablation_study(
 
 def ablation_figure(result: AblationResult, path: str | Path) -> Path:
     """Bars of mean final coverage (± sem over protocols), original vs ablated, per set."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
     x = np.arange(len(SETS))

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tpdisc.analysis.plots import label_extent, save_figure, short_label
+from tpdisc.analysis.plots import label_extent, plain_figures, save_figure, short_label
 from tpdisc.errors import ConfigError
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
@@ -331,6 +331,8 @@ def embedding_map_figure(study: EmbeddingStudy, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
+    plain_figures()
+
     labels = [short_label(run, 28) for run in study.runs]
     longest, _ = label_extent(labels)
     fig, ax = plt.subplots(figsize=(5.5 + 0.068 * longest, 5.0), layout="constrained")
@@ -396,6 +398,8 @@ def mmd_figure(
 ) -> Path:
     """Heat map of MMD² (cosine kernel) between groups, values written in the cells."""
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     labels = [short_label(name, 22) for name in names]
     longest, lines = label_extent(labels)

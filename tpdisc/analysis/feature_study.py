@@ -25,7 +25,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_result, pool
-from tpdisc.analysis.plots import save_figure
+from tpdisc.analysis.plots import plain_figures, save_figure
 from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
 from tpdisc.analysis.store import ORIGINAL, AnalysisStore
 from tpdisc.executors.base import Executor
@@ -213,7 +213,7 @@ def feature_study(
                 if stored is not None:
                     score = protocol.fitness
                     if math.isnan(score):  # no archive: the simulations' own
-                        score = _simulated_fitness(store, key, protocol.id, seeds)
+                        score = _simulated_fitness(store, key, protocol.id, seeds, run)
                     values[(protocol.run, protocol.id)] = stored
                     fitness[(protocol.run, protocol.id)] = score
                     found.append(
@@ -225,10 +225,11 @@ def feature_study(
 
 
 def _simulated_fitness(
-    store: AnalysisStore, key: str, protocol_id: int, seeds: Sequence[int]
+    store: AnalysisStore, key: str, protocol_id: int, seeds: Sequence[int], run: Run
 ) -> float:
     """Mean final coverage of a protocol's stored original simulations on ``seeds``."""
-    stored = store.summaries(ORIGINAL, key, [protocol_id]).get(protocol_id, {})
+    shape = (run.sim.n_agents, run.sim.n_steps)
+    stored = store.summaries(ORIGINAL, key, [protocol_id], shape).get(protocol_id, {})
     finals = [stored[s].final for s in seeds if s in stored]
     return float(np.mean(finals)) if finals else float("nan")
 
@@ -252,10 +253,9 @@ def missing_features(
 def feature_figure(study: FeatureStudy, path: Path) -> Path:
     """ρ(original − ablated, fitness) per feature, sorted by |ρ|, with stars and the
     reference's ρ beside."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     rows = [r for r in study.rows if r.rho is not None]
     fig, ax = plt.subplots(figsize=(8, 0.32 * max(len(rows), 4) + 1.4), layout="constrained")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tpdisc.agents.llm.config import LLMAgentConfig
-from tpdisc.analysis.plots import save_figure, short_label
+from tpdisc.analysis.plots import plain_figures, save_figure, short_label
 from tpdisc.analysis.stats import mean_above, stars, welch_greater
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import make_domain
@@ -343,6 +343,8 @@ def generalization_figure(study: Generalization, path: str | Path) -> Path:
     """Grouped bars per setting: the evolved protocols' mean and the best baseline's mean,
     each ± sem over simulations, with the improvement and the test's stars above."""
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     results = study.results
     n = len(results)

@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
 from tpdisc.analysis.stats import PairwiseComparison, stars
+from tpdisc.errors import visible
+from tpdisc.safefiles import writing
 from tpdisc.sim.evaluate import Evaluation
+
+
+def plain_figures() -> None:
+    """Set matplotlib up as tpdisc draws: no display needed (Agg), and text drawn as it is
+    written, never as mathtext or TeX: names in figures come from protocols and archives.
+    Every module that draws calls it before drawing (a text reads the setting when made)."""
+    matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False
+    matplotlib.rcParams["text.usetex"] = False
+    # Its warning quotes the character it cannot draw: a control character from a name
+    # would reach the terminal raw.
+    warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font")
+
+
+plain_figures()
 
 # Rough width of one character of an 8-point label, in inches: enough to size a figure to
 # its labels before drawing, while constrained layout does the exact fitting.
@@ -23,7 +39,9 @@ CHAR_INCHES = 0.068
 def short_label(name: str, width: int = 20, max_lines: int = 3) -> str:
     """``name`` wrapped into lines of at most ``width`` characters, broken after spaces,
     underscores and hyphens where it can (protocol names are snake_case), cut with "…"
-    beyond ``max_lines``: long names stay readable instead of squeezing the plot."""
+    beyond ``max_lines``: long names stay readable instead of squeezing the plot. Names
+    come from protocols and archives: control characters are drawn as their escapes."""
+    name = visible(name, lines=False)
     if len(name) <= width:
         return name
     pieces = [p for p in re.split(r"(?<=[ _\-])", name) if p]
@@ -149,7 +167,9 @@ def save_figure(fig: plt.Figure, path: str | Path) -> Path:
 
 def _save(fig: plt.Figure, path: str | Path) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    try:
+        with writing(path) as stream:  # a link at the path is replaced, not written through
+            fig.savefig(stream, format="png", dpi=130)
+    finally:
+        plt.close(fig)
     return path

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ import numpy as np
 
 from tpdisc.analysis.features import acquisition_steps, events_of, window_of
 from tpdisc.domain.variants import Domain
+from tpdisc.errors import excerpt
 from tpdisc.executors.base import Executor
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.baselines import BASELINES, BaselineProtocol
@@ -46,7 +48,7 @@ from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import prepare_simulation, sem
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.log import AttemptHistory, TransmissionLog
-from tpdisc.sim.mechanism import Mechanism, mean_mechanism
+from tpdisc.sim.mechanism import NUMBERS, Mechanism, mean_mechanism
 
 CONDITIONS = ("protocol", "ablation", "asocial")
 THIRDS = ("early", "middle", "late")
@@ -64,12 +66,55 @@ CONTENT = (
 
 # --- get_logs() after every step ------------------------------------------------------
 
+# What the host does with a protocol's get_logs() is bounded whatever it returns: the
+# entries of one reply read, the distinct metrics kept per simulation (in the order the
+# protocol first reported them), the length of a name or description kept.
+MAX_LOG_ENTRIES = 1_000
+MAX_METRICS = 100
+MAX_METRIC_TEXT = 200
+
 
 @dataclass(eq=False)
 class StepLogs:
-    """What a protocol's ``get_logs()`` returned after each step of one simulation."""
+    """What a protocol's ``get_logs()`` said after each step of one simulation, reduced
+    as each reply arrives to the numbers a portrait draws (see :data:`MAX_METRICS`)."""
 
-    steps: list[list[dict[str, Any]]] = field(default_factory=list)
+    described: dict[str, str] = field(default_factory=dict)  # name -> description
+    steps: list[dict[str, float | None]] = field(default_factory=list)
+    dropped: bool = False  # the protocol reported more distinct metrics than are kept
+
+    def add(self, logs: object) -> None:
+        """One step's reply: each kept metric's first numeric value in it (None when
+        it gave none); linear in the entries read."""
+        values: dict[str, float | None] = {}
+        for entry in logs[:MAX_LOG_ENTRIES] if isinstance(logs, list) else []:
+            if not isinstance(entry, Mapping):
+                continue
+            name = _text(entry.get("metric_name", ""))
+            if name not in self.described:
+                if len(self.described) >= MAX_METRICS:
+                    self.dropped = True
+                    continue
+                self.described[name] = _text(entry.get("metric_description", ""))
+            if values.get(name) is None:
+                values[name] = _number(entry.get("metric_value"))
+        self.steps.append(values)
+
+
+def _text(value: object) -> str:
+    # Only short strings are turned into text whole: str() of a big container costs more.
+    return value[:MAX_METRIC_TEXT] if isinstance(value, str) else repr(value)[:MAX_METRIC_TEXT]
+
+
+def _number(value: object) -> float | None:
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if not numeric:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int of hundreds of digits
+        return None
+    return number if math.isfinite(number) else None
 
 
 class _MeteredRunner(ProtocolRunner):
@@ -85,7 +130,7 @@ class _MeteredRunner(ProtocolRunner):
 
     def share(self, step: int, agent_states: AgentStates) -> object:
         answer = self.inner.share(step, agent_states)
-        self.record.steps.append(self.inner.logs())
+        self.record.add(self.inner.logs())
         return answer
 
     def logs(self) -> list[dict[str, Any]]:
@@ -287,26 +332,11 @@ def flow_matrices(log: TransmissionLog, n_agents: int, n_steps: int) -> tuple[np
 
 
 def step_metrics(record: StepLogs) -> dict[str, tuple[str, tuple[float | None, ...]]]:
-    """Each metric's numeric value after every step (None where it gave none)."""
-    names: dict[str, str] = {}
-    for logs in record.steps:
-        for entry in logs:
-            if isinstance(entry, Mapping):
-                names.setdefault(str(entry.get("metric_name", "")), str(
-                    entry.get("metric_description", "")))  # fmt: skip
-    out = {}
-    for name, text in names.items():
-        values: list[float | None] = []
-        for logs in record.steps:
-            value = next(
-                (e.get("metric_value") for e in logs
-                 if isinstance(e, Mapping) and str(e.get("metric_name", "")) == name),
-                None,
-            )  # fmt: skip
-            numeric = isinstance(value, int | float) and not isinstance(value, bool)
-            values.append(float(value) if numeric and np.isfinite(value) else None)  # type: ignore[arg-type]
-        out[name] = (text, tuple(values))
-    return out
+    """Each kept metric's numeric value after every step (None where it gave none)."""
+    return {
+        name: (text, tuple(step.get(name) for step in record.steps))
+        for name, text in record.described.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -393,14 +423,19 @@ class Portrait:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Portrait:
+    def from_json(cls, data: Any) -> Portrait:
+        """From what :meth:`to_json` wrote. A stored portrait may come from anyone, and a
+        report trusts what it reuses: anything else than what a simulation of its own
+        settings gives (its numbers finite and in range, every curve and matrix the size
+        its agents and steps make) is a ValueError naming the field."""
+        _check_portrait(data)
         return cls(
             name=data["name"],
             origin=data["origin"],
             source=data["source"],
             docstring=data["docstring"],
-            n_agents=int(data["n_agents"]),
-            n_steps=int(data["n_steps"]),
+            n_agents=data["n_agents"],
+            n_steps=data["n_steps"],
             seeds=tuple(data["seeds"]),
             flow=data["flow"],
             content=data["content"],
@@ -408,8 +443,125 @@ class Portrait:
             coverage=data["coverage"],
             metrics=data["metrics"],
             mechanism=data["mechanism"],
-            settings=dict(data.get("settings", {})),
+            settings=dict(data["settings"]),
         )
+
+
+# What a stored portrait may hold: texts of a protocol's size, numbers a game can make.
+MAX_PORTRAIT_TEXT = 1_000_000
+MAX_PORTRAIT_NUMBER = 1e12
+MAX_PORTRAIT_SEEDS = 10_000
+
+
+def _check_portrait(data: Any) -> None:
+    """Raise ValueError unless ``data`` has the shape :meth:`Portrait.to_json` gives."""
+    top = _fields(data, "portrait", PORTRAIT_FIELDS)
+    for key in ("name", "origin", "source", "docstring"):
+        _check_text(top[key], key, MAX_PORTRAIT_TEXT)
+    settings = top["settings"]
+    if not isinstance(settings, dict):
+        raise ValueError(f"settings: expected an object, got {excerpt(settings)}")
+    n, t = top["n_agents"], top["n_steps"]
+    for key, value in (("n_agents", n), ("n_steps", t)):
+        if not _whole(value) or value < 1 or settings.get(key) != value:
+            raise ValueError(f"{key}: expected the settings' own, got {excerpt(value)}")
+    seeds = top["seeds"]
+    if not (isinstance(seeds, list) and 0 < len(seeds) <= MAX_PORTRAIT_SEEDS):
+        raise ValueError(f"seeds: expected a list of seeds, got {excerpt(seeds)}")
+    for seed in seeds:
+        if not _whole(seed) or seed < 0:
+            raise ValueError(f"seeds: expected whole numbers, got {excerpt(seed)}")
+    flow = _fields(
+        top["flow"], "flow", ("successes", "failures", "thirds", "early_late_similarity")
+    )
+    _matrix(flow["successes"], "flow.successes", n, n)
+    _matrix(flow["failures"], "flow.failures", n, n)
+    for label, rows in _fields(flow["thirds"], "flow.thirds", THIRDS).items():
+        _matrix(rows, f"flow.thirds.{label}", n, n)
+    _numbers([flow["early_late_similarity"]], "flow.early_late_similarity", 1)
+    content = _fields(top["content"], "content", CONTENT_PARTS)
+    for part, values in content.items():
+        series = _fields(values, f"content.{part}", CONTENT)
+        for key, value in series.items():
+            where = f"content.{part}.{key}"
+            _numbers(
+                value if part.endswith("per_step") else [value],
+                where,
+                t if part.endswith("per_step") else 1,
+            )
+    agents = _fields(top["agents"], "agents", ("inventory_by_agent", *CONDITIONS, "union"))
+    _matrix(agents["inventory_by_agent"], "agents.inventory_by_agent", n, t + 1)
+    _numbers(agents["union"], "agents.union", t + 1)
+    coverage = _fields(top["coverage"], "coverage", CONDITIONS)
+    for condition in CONDITIONS:
+        where = f"agents.{condition}"
+        curves = _fields(agents[condition], where, AGENT_CURVES)
+        for key, length in (("mean_inventory", t + 1), ("jaccard", t + 1), ("remake_share", t)):
+            _numbers(curves[key], f"{where}.{key}", length)
+        _numbers([curves["remake_fraction"]], f"{where}.remake_fraction", 1)
+        cover = _fields(coverage[condition], f"coverage.{condition}", ("mean", "sem", "final"))
+        _numbers(cover["mean"], f"coverage.{condition}.mean", t + 1)
+        _numbers(cover["sem"], f"coverage.{condition}.sem", t + 1)
+        _numbers(cover["final"], f"coverage.{condition}.final", len(seeds))
+    metrics = top["metrics"]
+    if not isinstance(metrics, dict) or len(metrics) > MAX_METRICS:
+        raise ValueError(f"metrics: expected at most {MAX_METRICS} metrics, got {excerpt(metrics)}")
+    for name, metric in metrics.items():
+        _check_text(name, "metrics: a name", MAX_METRIC_TEXT)
+        where = f"metrics.{excerpt(name, 40)}"
+        fields = _fields(metric, where, ("description", "mean_per_step"))
+        _check_text(fields["description"], f"{where}.description", MAX_METRIC_TEXT)
+        _numbers(fields["mean_per_step"], f"{where}.mean_per_step", t)
+    mechanism = top["mechanism"]
+    if not isinstance(mechanism, dict) or len(mechanism) > n:
+        raise ValueError(f"mechanism: expected numbers per agent type, got {excerpt(mechanism)}")
+    for kind, numbers in mechanism.items():
+        _check_text(kind, "mechanism: a type", MAX_METRIC_TEXT)
+        values = _fields(numbers, f"mechanism.{excerpt(kind, 40)}", NUMBERS)
+        _numbers(list(values.values()), f"mechanism.{excerpt(kind, 40)}", len(NUMBERS))
+
+
+PORTRAIT_FIELDS = (
+    "name", "origin", "docstring", "source", "n_agents", "n_steps", "seeds", "settings",
+    "flow", "content", "agents", "coverage", "metrics", "mechanism",
+)  # fmt: skip
+CONTENT_PARTS = ("per_step", "whole_game", "ablation_per_step", "ablation_whole_game")
+AGENT_CURVES = ("mean_inventory", "jaccard", "remake_share", "remake_fraction")
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _fields(value: Any, where: str, names: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) != set(names):
+        raise ValueError(f"{where}: expected the fields {', '.join(names)}, got {excerpt(value)}")
+    return value
+
+
+def _check_text(value: Any, where: str, limit: int) -> None:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ValueError(f"{where}: expected text of at most {limit:,} characters")
+
+
+def _numbers(values: Any, where: str, length: int) -> None:
+    """``values``: a list of ``length`` finite numbers (or None) a game can make."""
+    if not isinstance(values, list) or len(values) != length:
+        raise ValueError(f"{where}: expected {length} numbers, got {excerpt(values)}")
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{where}: expected numbers, got {excerpt(value)}")
+        if not -MAX_PORTRAIT_NUMBER <= value <= MAX_PORTRAIT_NUMBER:  # inf, NaN, 10**400
+            raise ValueError(f"{where}: {excerpt(value)} is out of range")
+
+
+def _matrix(rows: Any, where: str, n_rows: int, n_columns: int) -> None:
+    if not isinstance(rows, list) or len(rows) != n_rows:
+        raise ValueError(f"{where}: expected {n_rows} rows, got {excerpt(rows)}")
+    for row in rows:
+        _numbers(row, where, n_columns)
 
 
 def pattern_similarity(a: np.ndarray, b: np.ndarray) -> float | None:

@@ -14,9 +14,13 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from tpdisc.analysis.plots import save_figure, short_label
+from tpdisc.analysis.plots import plain_figures, save_figure, short_label
 from tpdisc.analysis.portrait import THIRDS, Portrait
 
+plain_figures()
+
+# Metrics drawn, one panel each: a figure stays readable however many a protocol reports.
+FIGURE_METRICS = 12
 COLOURS = {"protocol": "C0", "ablation": "C1", "asocial": "0.45"}
 LABELS = {
     "protocol": "protocol",
@@ -229,20 +233,23 @@ def coverage_figure(portrait: Portrait, path: str | Path) -> Path:
 
 
 def metrics_figure(portrait: Portrait, path: str | Path) -> Path | None:
-    """The protocol's own ``get_logs()`` metrics after every step (None: it has none)."""
+    """The protocol's own ``get_logs()`` metrics after every step, the first
+    :data:`FIGURE_METRICS` it reported with numbers (None: it has none); all of them are in
+    the portrait's data."""
     numeric = {
         name: m for name, m in portrait.metrics.items()
         if any(v is not None for v in m["mean_per_step"])
     }  # fmt: skip
     if not numeric:
         return None
-    n = len(numeric)
+    shown = dict(list(numeric.items())[:FIGURE_METRICS])
+    n = len(shown)
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.9 * cols, 2.9 * rows), layout="constrained",
                              squeeze=False)  # fmt: skip
     steps = np.arange(1, portrait.n_steps + 1)
-    for ax, (name, metric) in zip(axes.flat, numeric.items(), strict=False):
+    for ax, (name, metric) in zip(axes.flat, shown.items(), strict=False):
         ax.plot(steps, _array(metric["mean_per_step"]), color="C0", lw=1.5)
         ax.set_title(short_label(name, 40), fontsize=8)
         ax.set_xlabel("step", fontsize=7)
@@ -251,7 +258,10 @@ def metrics_figure(portrait: Portrait, path: str | Path) -> Path | None:
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle("The protocol's get_logs() metrics (mean over seeds)", fontsize=10)
+    title = "The protocol's get_logs() metrics (mean over seeds)"
+    if len(numeric) > n:
+        title += f": the first {n} of {len(numeric)}, all in portrait.json"
+    fig.suptitle(title, fontsize=10)
     return save_figure(fig, path)
 
 

@@ -236,8 +236,9 @@ def plan(run: Run, seeds: Mapping[int, Sequence[int]], *, ablated: bool) -> Plan
     """What ``seeds`` (per protocol id) need: the summaries stored, and what to run."""
     with run.store() as store:
         key = store.register(run.settings)
-        original = store.summaries(ORIGINAL, key, seeds)
-        replay = store.summaries(ABLATED, key, seeds) if ablated else {}
+        shape = (run.sim.n_agents, run.sim.n_steps)  # what the settings say, checked
+        original = store.summaries(ORIGINAL, key, seeds, shape)
+        replay = store.summaries(ABLATED, key, seeds, shape) if ablated else {}
     missing = {}
     for pid, wanted in seeds.items():
         have = set(original.get(pid, {}))

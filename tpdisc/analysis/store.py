@@ -86,7 +86,8 @@ class SimSummary:
     @classmethod
     def from_json(cls, data: Any) -> SimSummary:
         """From what :meth:`to_json` wrote; anything else (a damaged or forged store) is a
-        ValueError saying which field is wrong."""
+        ValueError saying which field is wrong. Values are checked for range, not only
+        type: a count of 10**400 is a whole number too, and overflows whatever sums it."""
         if not isinstance(data, Mapping):
             raise ValueError(f"expected a JSON object, got {excerpt(data)}")
         names = [f.name for f in fields(cls)]
@@ -97,18 +98,67 @@ class SimSummary:
             value = data.get(name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError(f"field {name}: expected a whole number, got {excerpt(value)}")
+            if not 0 <= value <= MAX_COUNT:
+                raise ValueError(f"field {name}: {excerpt(value)} is out of range")
         curve = data.get("curve", [])
-        if not isinstance(curve, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in curve
+        if (
+            not isinstance(curve, list)
+            or len(curve) > MAX_CURVE
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in curve)
         ):
             raise ValueError(f"field curve: expected a list of whole numbers, got {excerpt(curve)}")
+        if not all(0 <= v <= MAX_COUNT for v in curve):
+            raise ValueError("field curve: a value is out of range")
         if data["n_agents"] < 1:
             raise ValueError(f"field n_agents: expected at least 1, got {data['n_agents']}")
+        if curve and curve[-1] != data["final"]:
+            raise ValueError(f"field final: {data['final']} is not the curve's last value")
         return cls(**{**data, "curve": tuple(curve)})
+
+    def check(self, n_agents: int, n_steps: int) -> None:
+        """ValueError unless this is a simulation of ``n_agents`` over ``n_steps`` (a stored
+        summary read back for a known simulation)."""
+        if self.n_agents != n_agents:
+            raise ValueError(f"field n_agents: {self.n_agents}, not the simulation's {n_agents}")
+        if self.curve and len(self.curve) != n_steps + 1:
+            raise ValueError(
+                f"field curve: {len(self.curve)} points, not the {n_steps + 1} of {n_steps} steps"
+            )
+
+
+# Bounds of a stored summary: far above any game (a count of deliveries over a long game
+# of many agents), far below what overflows a float.
+MAX_COUNT = 2**53
+MAX_CURVE = 10_000_001
 
 
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# A stored feature is a share, a rate or a count: these bound any honest one.
+MAX_FEATURES = 1_000
+MAX_FEATURE_VALUE = 1e12
+
+
+def _features_fault(data: Mapping[str, Any]) -> str | None:
+    """What is wrong with stored features (None: nothing): seeds are whole numbers, each
+    feature a name and a finite number in range or null."""
+    if not all(_whole(seed) and seed >= 0 for seed in data["seeds"]):
+        return f"field seeds: expected whole numbers, got {excerpt(data['seeds'])}"
+    features = data["features"]
+    if len(features) > MAX_FEATURES:
+        return f"field features: more than {MAX_FEATURES:,} features"
+    for name, value in features.items():
+        if value is None:
+            continue
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not -MAX_FEATURE_VALUE <= value <= MAX_FEATURE_VALUE:
+            return (
+                f"field features: {excerpt(name, 40)}: expected a finite number or null, "
+                f"got {excerpt(value)}"
+            )
+    return None
 
 
 def settings_hash(settings: Mapping[str, Any]) -> str:
@@ -192,14 +242,22 @@ class AnalysisStore(Database):
             ) from None
 
     def summaries(
-        self, kind: str, settings: str, protocol_ids: Iterable[int]
+        self,
+        kind: str,
+        settings: str,
+        protocol_ids: Iterable[int],
+        shape: tuple[int, int] | None = None,
     ) -> dict[int, dict[int, SimSummary]]:
-        """As :meth:`get`, the values read as :class:`SimSummary`."""
+        """As :meth:`get`, the values read as :class:`SimSummary`; with ``shape``, each one
+        must be of that many agents and steps (the settings' own)."""
         out: dict[int, dict[int, SimSummary]] = {}
         for pid, values in self.get(kind, settings, protocol_ids).items():
             for seed, value in values.items():
                 try:
-                    out.setdefault(pid, {})[seed] = SimSummary.from_json(value)
+                    summary = SimSummary.from_json(value)
+                    if shape is not None:
+                        summary.check(*shape)
+                    out.setdefault(pid, {})[seed] = summary
                 except ValueError as err:
                     raise ConfigError(
                         f"{self.path}: analysis row ({pid}, {kind}, {seed}): column value: {err}"
@@ -234,6 +292,9 @@ class AnalysisStore(Database):
                         f"{self.path}: {row}: column value: expected an object of seeds and "
                         f"features, got {excerpt(data)}"
                     )
+                fault = _features_fault(data)
+                if fault:
+                    raise ConfigError(f"{self.path}: {row}: column value: {fault}")
                 if seeds is None or list(data["seeds"]) == list(seeds):
                     condition = kind[len(FEATURES) :]
                     out.setdefault(protocol_id, {})[condition] = dict(data["features"])

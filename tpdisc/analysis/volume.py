@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from tpdisc.analysis.plots import save_figure
+from tpdisc.analysis.plots import plain_figures, save_figure
 from tpdisc.analysis.simulate import Run, execute, plan
 from tpdisc.executors.base import Executor
 
@@ -117,10 +117,9 @@ def volume_study(
 
 def volume_figure(result: VolumeResult, path: str | Path) -> Path:
     """Fitness against novel memories received per agent, one colour per run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plain_figures()
 
     fig, ax = plt.subplots(figsize=(6, 4.5))
     runs = sorted({q.run for q in result.points})

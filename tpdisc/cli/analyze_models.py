@@ -31,6 +31,7 @@ from tpdisc.cli.output import (
 )
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.config_tree import section
+from tpdisc.safefiles import safe_name
 
 __all__ = ["embeddings_cmd", "generalize_cmd", "register"]
 
@@ -170,7 +171,6 @@ def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
     """Protocol files as given; a run directory stands for its best protocol, written to a
     temporary file named RUN-NAME.py (its code runs sandboxed like any file)."""
     from tpdisc.analysis.embeddings import best_of, run_labels, run_protocols
-    from tpdisc.safefiles import safe_name
     from tpdisc.search.archive import Archive
 
     runs = [a for a in arguments if (Path(a) / Archive.FILE_NAME).is_file()]

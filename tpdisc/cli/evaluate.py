@@ -43,6 +43,7 @@ from tpdisc.domain.variants import (
 )
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.safefiles import make_dirs
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -188,8 +189,7 @@ def keep_earlier_results(out: Path) -> None:
     earlier = [out / name for name in COMPARE_OUTPUTS if (out / name).is_file()]
     if not earlier:
         return
-    kept = out / "previous"
-    kept.mkdir(parents=True, exist_ok=True)
+    kept = make_dirs(out / "previous", out)  # a link there would move the files out
     when = datetime.fromtimestamp(earlier[0].stat().st_mtime).strftime("%Y-%m-%d %H:%M")
     for path in earlier:
         path.replace(kept / path.name)

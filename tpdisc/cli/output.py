@@ -8,25 +8,52 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.segment import Segment
+from rich.text import Text
 from typer.core import TyperGroup
 
-from tpdisc.errors import ConfigError, TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError, visible
+from tpdisc.safefiles import write_file
+
+
+class PlainConsole(Console):
+    """A console that prints every text as it is: no markup or emoji codes are read in
+    it, and its control characters are shown as escapes (:func:`tpdisc.errors.visible`),
+    whatever renders it (tables, code, progress bars). Most of what tpdisc prints comes from
+    outside (names, descriptions, file names, a model's replies); styles are given as
+    styles, never as markup."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # Before rich drops the controls it knows (a bell, a carriage return): shown instead.
+        return super().render_str(visible(text), **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable() or segment.text == "\n":
+                yield segment
+            else:
+                yield Segment(visible(segment.text), segment.style)
+
 
 # Without a terminal (a log file, CI) rich assumes 80 columns and cuts the analysis tables'
 # columns to "…"; logs are read in editors, so give them room (COLUMNS still wins).
 LOG_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
-console = Console(width=LOG_WIDTH)
-err_console = Console(stderr=True, width=LOG_WIDTH)
+console = PlainConsole(width=LOG_WIDTH)
+err_console = PlainConsole(stderr=True, width=LOG_WIDTH)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,10 +66,9 @@ def user_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except TpdiscError as err:
-            # Messages quote user input and code (``tpdisc[ray]``, ``x[0]``): not rich markup.
-            err_console.print(
-                f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True
-            )
+            # One line, whatever the message quotes (a newline would forge a line of its own).
+            line = Text.assemble(("error:", "bold red"), " ", visible(str(err), lines=False))
+            err_console.print(line, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")
@@ -55,12 +81,13 @@ def user_errors(func: F) -> F:
 def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]]:
     """A rich progress bar; yields ``advance(label)``. Without a terminal (a log file, CI),
     a plain line at each tenth, at most one every few seconds (see :func:`_progress_lines`)."""
+    description = visible(description, lines=False)
     if not err_console.is_terminal:
-        with _progress_lines(total, description) as advance:
-            yield advance
+        with _progress_lines(total, description) as lines:
+            yield lambda label: lines(visible(label, lines=False))
         return
     columns = (
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -69,7 +96,7 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[str], None]
         task = progress.add_task(description, total=total)
 
         def advance(label: str) -> None:
-            progress.update(task, advance=1, description=label)
+            progress.update(task, advance=1, description=visible(label, lines=False))
 
         yield advance
 
@@ -169,7 +196,7 @@ class JsonTarget:
             sys.stdout.flush()
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(text, encoding="utf-8")
+        write_file(self.path, text)  # a link in its place is replaced, never written through
         (say or console).print(f"results written to {self.path}", highlight=False, soft_wrap=True)
 
 

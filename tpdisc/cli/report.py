@@ -53,6 +53,8 @@ def report_cmd(
     from tpdisc.search.listing import open_archive
 
     target = out or run_dir / "report"
+    # Inside the run folder, which may come from anyone, no link leads the report out.
+    root = None if out is not None else run_dir
     with open_archive(run_dir):
         pass  # a clear error for a folder that is not a run, before any simulation
     pages: dict[int, str] = {}
@@ -61,10 +63,10 @@ def report_cmd(
         with make_executor() as pool, progress_bar(portraits * portrait_sims, "portraits") as tick:
             pages, notes = run_portraits(
                 run_dir, target, pool, top=portraits, sims=portrait_sims, recipes=recipes,
-                on_simulation=tick,
+                on_simulation=tick, root=root,
             )  # fmt: skip
     with open_archive(run_dir) as archive:
-        index = build_report(archive, run_dir, target, portraits=pages, notes=notes)
+        index = build_report(archive, run_dir, target, portraits=pages, notes=notes, root=root)
     # After the report: a folder the report refuses is one line, not warnings and then it.
     for note in notes:
         err_console.print(f"warning: {note}", highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from tpdisc.cli.options import (
     CONFIG_OPTIONS,
@@ -263,7 +264,8 @@ def evolve_cmd(
         console.print(table(archive, limit=10))
     console.print(f"figure saved to {run_dir / FIGURE_NAME}")
     if summary.stopped:
-        err_console.print(f"[bold yellow]stopped:[/] {summary.stopped}", highlight=False)
+        stopped = Text.assemble(("stopped:", "bold yellow"), f" {summary.stopped}")
+        err_console.print(stopped, highlight=False)
         raise typer.Exit(1 if "endpoint" in summary.stopped else 0)
 
 

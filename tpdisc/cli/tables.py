@@ -11,6 +11,7 @@ from rich.table import Table
 
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.safefiles import write_file
 from tpdisc.sim.evaluate import Evaluation
 
 if TYPE_CHECKING:
@@ -154,5 +155,5 @@ def write_figures(evaluations: list[Evaluation], out: Path, title: str) -> list[
     paths = [coverage_figure(evaluations, out / "coverage.png", title)]
     if len(evaluations) > 1:
         paths.append(pairwise_figure(comparison, out / "pairwise.png"))
-    (out / "pairwise.json").write_text(json.dumps(comparison.to_json(), indent=2))
+    write_file(out / "pairwise.json", json.dumps(comparison.to_json(), indent=2))
     return paths

@@ -10,7 +10,14 @@ import platformdirs
 
 from tpdisc.domain.recipes import RecipeGraph, load_recipes
 from tpdisc.errors import RecipeDataError
-from tpdisc.safefiles import FileRefused, open_regular
+from tpdisc.safefiles import (
+    FileRefused,
+    env_path,
+    folder_usable,
+    open_regular,
+    write_file,
+    writing,
+)
 
 ENV_VAR = "TPDISC_RECIPES"
 FILE_NAME = "alchemy2.json"
@@ -21,9 +28,14 @@ URL = "https://raw.githubusercontent.com/minqi/wordcraft/main/datasets/alchemy2.
 
 
 def cache_dir() -> Path:
-    """The user cache directory of tpdisc (``TPDISC_CACHE`` overrides it)."""
-    override = os.environ.get("TPDISC_CACHE")
-    return Path(override) if override else Path(platformdirs.user_cache_dir("tpdisc"))
+    """The user cache directory of tpdisc (``TPDISC_CACHE`` overrides it); one that
+    cannot be a folder (a file is in the way) is a one-line error naming the variable."""
+    override = env_path("TPDISC_CACHE", "folder")
+    if override is not None:
+        return override
+    # platformdirs' folder comes from $XDG_CACHE_HOME, else from $HOME.
+    source = "$XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "$HOME"
+    return folder_usable(Path(platformdirs.user_cache_dir("tpdisc")), f"the cache (from {source})")
 
 
 def download(url: str | None = None, dest: Path | None = None, sha256: str | None = None) -> Path:
@@ -45,11 +57,8 @@ def download(url: str | None = None, dest: Path | None = None, sha256: str | Non
     digest = hashlib.sha256(payload).hexdigest()
     if digest != sha256:
         raise RecipeDataError(f"download of {url}: sha256 {digest} does not match {sha256}")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".part")
-    tmp.write_bytes(payload)
-    tmp.replace(dest)
-    return dest
+    # A fresh temporary name: two commands filling the cache at once do not mix their bytes.
+    return write_file(dest, payload)
 
 
 def install(path: str | Path) -> Path:
@@ -62,11 +71,10 @@ def install(path: str | Path) -> Path:
     """
     path = Path(path)
     dest = cache_dir() / FILE_NAME
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".part")
     digest = hashlib.sha256()
     try:
-        with open_regular(path, MAX_INSTALL_BYTES) as source, tmp.open("wb") as copy:
+        # Into place only once checked: a fresh temporary name beside it until then.
+        with open_regular(path, MAX_INSTALL_BYTES) as source, writing(dest) as copy:
             size = 0
             while chunk := source.read(1 << 20):
                 size += len(chunk)
@@ -76,21 +84,14 @@ def install(path: str | Path) -> Path:
                     )
                 digest.update(chunk)
                 copy.write(chunk)
+            if digest.hexdigest() != SHA256:
+                raise RecipeDataError(
+                    f"{path}: sha256 {digest.hexdigest()[:12]}… is not the public Little "
+                    f"Alchemy 2 file's ({SHA256[:12]}…); to play another file, give it with "
+                    f"--recipes or ${ENV_VAR}"
+                )
     except FileRefused as err:
-        tmp.unlink(missing_ok=True)
         raise RecipeDataError(str(err)) from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if digest.hexdigest() != SHA256:
-        tmp.unlink(missing_ok=True)
-        raise RecipeDataError(
-            f"{path}: sha256 {digest.hexdigest()[:12]}… is not the public Little Alchemy 2 "
-            f"file's ({SHA256[:12]}…); to play another file, give it with --recipes or "
-            f"${ENV_VAR}"
-        )
-    load_recipes(tmp)  # the right bytes, but a parse error here would be a tpdisc bug
-    tmp.replace(dest)
     return dest
 
 
@@ -98,9 +99,9 @@ def locate_recipes(path: str | Path | None = None, *, allow_download: bool = Tru
     """Find the recipe file: ``path``, then ``$TPDISC_RECIPES``, the user cache, a download."""
     if path:
         return Path(path)
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
+    env = env_path(ENV_VAR, "file")
+    if env is not None:
+        return env
     cached = cache_dir() / FILE_NAME
     if cached.is_file():
         return cached

@@ -6,7 +6,6 @@ import ast
 import functools
 import multiprocessing
 import os
-import select
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -15,10 +14,11 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, visible
+from tpdisc.executors import lifeline
 from tpdisc.executors.base import Executor, PayloadPacker, Task, run_payload
 from tpdisc.executors.serial import SerialExecutor
-from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method
+from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method, set_preload
 
 R = TypeVar("R")
 
@@ -28,29 +28,6 @@ def default_workers() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
-
-
-def die_with_parent(pool_owner: int) -> None:
-    """Make a pool worker end when the process that made the pool does.
-
-    Idle workers block on a queue whose write end they hold themselves, and a forkserver
-    lives as long as any worker does, so after a SIGKILL of the pool's owner nothing would
-    ever wake them: they would stay behind as orphans. A thread waiting on a pidfd of the
-    owner ends the worker as soon as the owner is gone (Linux 5.3+; elsewhere nothing
-    changes).
-    """
-    try:
-        owner = os.pidfd_open(pool_owner)
-    except ProcessLookupError:
-        os._exit(1)
-    except (AttributeError, OSError):
-        return
-
-    def watch() -> None:
-        select.select([owner], [], [])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="tpdisc-pool-owner-watch", daemon=True).start()
 
 
 def unguarded_main() -> str | None:
@@ -82,9 +59,9 @@ def unguarded_main() -> str | None:
 def _say_unguarded(script: str) -> None:
     # Once per process: a script may make an executor per evaluation.
     print(
-        f"tpdisc: {script} has no 'if __name__ == \"__main__\":' guard, and worker "
-        "processes import it again: simulating in this process only; put the script's work "
-        "under that guard to use every core",
+        f"tpdisc: {visible(script, lines=False)} has no 'if __name__ == \"__main__\":' guard, "
+        "and worker processes import it again: simulating in this process only; put the "
+        "script's work under that guard to use every core",
         file=sys.stderr,
     )
 
@@ -126,11 +103,12 @@ class ProcessExecutor(Executor):
                 if self.start_method == "forkserver":
                     # Workers forked from the server start with the simulator already
                     # imported (no effect when start_worker_server has started it already).
-                    context.set_forkserver_preload([WORKER_PRELOAD])
+                    set_preload([WORKER_PRELOAD])
+                # Nothing outlives the pool's owner (see tpdisc.executors.lifeline).
                 self._pool = ProcessPoolExecutor(
                     self.workers,
                     mp_context=context,
-                    initializer=die_with_parent,
+                    initializer=lifeline.pool_worker,
                     initargs=(os.getpid(),),
                 )
             return self._pool

@@ -5,11 +5,16 @@ still loads."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 
 # What the server imports before forking: every worker starts with the simulator loaded,
-# and with numba ready to run the agents' kernels if asked.
+# and with numba ready to run the agents' kernels if asked; and, first, what ends the
+# server with the process that started it.
 WORKER_PRELOAD = "tpdisc.sim.evaluate"
 KERNELS_PRELOAD = "tpdisc.agents.kernels_preload"
+LIFELINE_PRELOAD = "tpdisc.executors.server_lifeline"
+# The variable that tells a server which process started it (read by LIFELINE_PRELOAD).
+FORKSERVER_OWNER = "TPDISC_FORKSERVER_OWNER"
 
 
 def default_start_method() -> str:
@@ -30,5 +35,12 @@ def start_worker_server(kernels: bool) -> None:
     from multiprocessing import forkserver
 
     preload = [WORKER_PRELOAD, *([KERNELS_PRELOAD] if kernels else [])]
-    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    set_preload(preload)
     forkserver.ensure_running()
+
+
+def set_preload(modules: list[str]) -> None:
+    """What a forkserver started from now on by this process imports: ``modules``, after
+    the module that ends it with this process (which it is told it is the owner of)."""
+    os.environ[FORKSERVER_OWNER] = str(os.getpid())
+    multiprocessing.get_context("forkserver").set_forkserver_preload([LIFELINE_PRELOAD, *modules])

@@ -24,6 +24,7 @@ from tpdisc.executors.base import Executor
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.report.portrait_pages import read_portrait, write_portrait
 from tpdisc.report.search_run import page_name
+from tpdisc.safefiles import make_dirs
 from tpdisc.search.archive import Archive
 from tpdisc.search.listing import labels
 from tpdisc.sim.config import SimConfig
@@ -62,8 +63,12 @@ def portrait_page(
     executor: Executor,
     back: tuple[str, str] | None = None,
     on_simulation: Callable[[str], None] | None = None,
+    root: Path | None = None,
 ) -> Path:
-    """``folder/index.html``: the stored portrait when it is this one, else a new one."""
+    """``folder/index.html``: the stored portrait when it is this one, else a new one.
+    ``folder`` is reached from ``root`` (a run's or study's folder) without following a
+    link (default: the folder above it)."""
+    make_dirs(folder, root if root is not None else folder.parent)
     stored = read_portrait(folder)
     if not matches(stored, spec, sim, seeds):
         (stored,) = build_portraits(domain, sim, [(name, spec)], seeds, executor, on_simulation)
@@ -80,11 +85,14 @@ def run_portraits(
     sims: int = PORTRAIT_SIMS,
     recipes: str | Path | None = None,
     on_simulation: Callable[[str], None] | None = None,
+    root: Path | None = None,
 ) -> tuple[dict[int, str], list[str]]:
     """Portraits of a search run's ``top`` protocols (by fitness) under ``out/portraits/``:
     ``({protocol id: page, relative to out}, notes)``; a portrait that cannot be made
     (another recipe file than the run's, a protocol failing) is a note, not an error.
-    Each portrait's folder is named as the protocol's page is."""
+    Each portrait's folder is named as the protocol's page is. ``root``: the folder
+    ``out`` is in, from which no link is followed (default: ``out`` is the user's own
+    path)."""
     if top < 1:
         return {}, []
     try:
@@ -124,6 +132,7 @@ def run_portraits(
                 executor,
                 back,
                 on_simulation,
+                out if root is None else root,
             )
         except (ProtocolError, ConfigError) as err:
             notes.append(f"no portrait of {name}: {err}")

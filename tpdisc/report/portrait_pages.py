@@ -21,9 +21,13 @@ from pygments.lexers import PythonLexer
 
 from tpdisc.analysis import portrait_plots as plots
 from tpdisc.analysis.portrait import CONDITIONS, THIRDS, Portrait
+from tpdisc.errors import TpdiscError
 from tpdisc.report.page import CODE_FORMATTER, escape, facts, page
+from tpdisc.safefiles import make_dirs, read_capped, write_file
 
 DATA = "portrait.json"
+# A stored portrait holds curves of a few hundred steps: megabytes at most.
+MAX_DATA_BYTES = 50_000_000
 STYLE = """
 body { max-width: 80em; }
 figure { margin: 1em 0; }
@@ -65,7 +69,7 @@ CAPTIONS = {
 
 def slug(name: str) -> str:
     """A folder name for a protocol name (names may hold any character)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "protocol"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:80] or "protocol"
 
 
 def _num(value: float | None, digits: int = 2) -> str:
@@ -107,7 +111,6 @@ def _matrix(rows: Sequence[Sequence[float]]) -> str:
 
 def draw_figures(portrait: Portrait, folder: Path) -> list[str]:
     """The portrait's PNGs in ``folder``; the names written."""
-    folder.mkdir(parents=True, exist_ok=True)
     names = []
     for name, draw in (
         ("coverage.png", plots.coverage_figure),
@@ -228,21 +231,28 @@ def portrait_page(p: Portrait, figures: Sequence[str], back: tuple[str, str] | N
     return page(f"Portrait of {p.name}", "\n".join(parts), STYLE)
 
 
-def write_portrait(portrait: Portrait, folder: Path, back: tuple[str, str] | None = None) -> Path:
-    """``folder/index.html``, its figures and ``portrait.json``; returns the page."""
-    folder.mkdir(parents=True, exist_ok=True)
+def write_portrait(
+    portrait: Portrait,
+    folder: Path,
+    back: tuple[str, str] | None = None,
+    root: Path | None = None,
+) -> Path:
+    """``folder/index.html``, its figures and ``portrait.json``; returns the page. The
+    folder is reached from ``root`` (default: the folder above it) without following a
+    link, and a file there that is a link is replaced."""
+    make_dirs(folder, root if root is not None else folder.parent)
     figures = draw_figures(portrait, folder)
-    (folder / DATA).write_text(json.dumps(portrait.to_json(), indent=1), encoding="utf-8")
-    index = folder / "index.html"
-    index.write_text(portrait_page(portrait, figures, back), encoding="utf-8")
-    return index
+    write_file(folder / DATA, json.dumps(portrait.to_json(), indent=1))
+    return write_file(folder / "index.html", portrait_page(portrait, figures, back))
 
 
 def read_portrait(folder: Path) -> Portrait | None:
-    """The portrait stored in ``folder`` (None: none, or unreadable)."""
+    """The portrait stored in ``folder`` (None: none, unreadable, or not one tpdisc could
+    have written: see :meth:`Portrait.from_json`), not read through a link."""
     try:
-        return Portrait.from_json(json.loads((folder / DATA).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+        data = read_capped(folder / DATA, MAX_DATA_BYTES, root=folder.parent)
+        return Portrait.from_json(json.loads(data))
+    except (TpdiscError, ValueError, RecursionError):
         return None
 
 
@@ -251,14 +261,14 @@ def write_portraits(
 ) -> Path:
     """A folder per portrait under ``out`` and ``out/index.html`` setting them side by
     side; returns the index."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
     folders = []
     for p in portraits:
         name, k = slug(p.name), 2
         while name in folders:
             name, k = f"{slug(p.name)}-{k}", k + 1
         folders.append(name)
-        write_portrait(p, out / name, ("../index.html", "all protocols"))
+        write_portrait(p, out / name, ("../index.html", "all protocols"), out)
     rows = [
         [
             Markup(f'<a href="{f}/index.html">{escape(p.name)}</a>'),
@@ -294,6 +304,6 @@ def write_portraits(
             parts.append(f'<h3>{title}</h3><div class="grid" style="grid-template-columns: '
                          f'{columns}">{cells}</div>')  # fmt: skip
         parts.append("</section>")
-    index = out / "index.html"
-    index.write_text(page(f"Protocols at work: {names}", "\n".join(parts), STYLE), encoding="utf-8")
-    return index
+    return write_file(
+        out / "index.html", page(f"Protocols at work: {names}", "\n".join(parts), STYLE)
+    )

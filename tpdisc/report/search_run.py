@@ -29,6 +29,7 @@ from tpdisc.config_tree import read_yaml
 from tpdisc.errors import ConfigError
 from tpdisc.report.page import CODE_FORMATTER, STYLE
 from tpdisc.report.templates import render
+from tpdisc.safefiles import make_dirs, write_file
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.listing import fresh_caption, fresh_text, labels, totals_line
 from tpdisc.search.loop import CONFIG_FILE
@@ -95,24 +96,27 @@ def build_report(
     back: tuple[str, str] | None = None,
     portraits: Mapping[int, str] | None = None,
     notes: Sequence[str] = (),
+    root: Path | None = None,
 ) -> Path:
     """Write the report of ``archive`` (the run in ``run_dir``) to ``out``; returns the
     path of ``index.html``. ``back``, (href relative to ``out``, text), links the index
     up to the page that holds this run, such as a study's report. ``portraits``: the
     portrait pages of some protocols (id -> href relative to ``out``), linked from the
-    index and their pages; ``notes``: lines shown under the summary."""
+    index and their pages; ``notes``: lines shown under the summary. ``root``: the folder
+    ``out`` is in (a run's or a study's), from which no link is followed to reach it
+    (default: ``out`` is the user's own path)."""
     out = Path(out)
     portraits = dict(portraits or {})
-    (out / PROTOCOLS).mkdir(parents=True, exist_ok=True)
+    make_dirs(out, root)
+    make_dirs(out / PROTOCOLS, out)
     rows = archive.summaries()
     names = labels(rows)
     pages = page_names(names)
     rescores = archive.rescores()
     best_fitness_figure(archive, out / FIGURE)
-    index = out / "index.html"
-    index.write_text(
+    index = write_file(
+        out / "index.html",
         _index(archive, Path(run_dir), rows, back, names, pages, rescores, portraits, notes),
-        encoding="utf-8",
     )
     codes: dict[int, str | None] = {}
     for summary in rows:
@@ -122,7 +126,7 @@ def build_report(
         portrait = portraits.get(summary.id)
         up = None if portrait is None else _up(portrait)
         html = _protocol_page(candidate, parent, names, pages, rescores.get(summary.id), up)
-        page.write_text(html, encoding="utf-8")
+        write_file(page, html)
     return index
 
 
@@ -148,7 +152,7 @@ def _parent_code(
 
 def _config_facts(run_dir: Path) -> list[tuple[str, str]]:
     try:
-        config = read_yaml(run_dir / CONFIG_FILE)
+        config = read_yaml(run_dir / CONFIG_FILE, run_dir)
     except ConfigError:
         return []
     facts = []

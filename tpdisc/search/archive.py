@@ -116,12 +116,17 @@ _JSON_FIELDS = frozenset(
 )
 
 
+# What SQLite can hold: a JSON column may carry a whole number of any size, which passes
+# a type check and then overflows the first query or float that meets it.
+_WHOLE = 2**63
+
+
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool) and -_WHOLE <= value < _WHOLE
 
 
 def _is_number(value: Any) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+    return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _list_of(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -343,7 +348,9 @@ _BAD_SUMMARY = " OR ".join(
         "(parent_id IS NOT NULL AND typeof(parent_id) != 'integer')",
         "CASE WHEN typeof(lineage) = 'text' AND json_valid(lineage) THEN"
         " json_type(lineage) != 'array' OR EXISTS"
-        " (SELECT 1 FROM json_each(lineage) WHERE json_each.type != 'integer') ELSE 1 END",
+        " (SELECT 1 FROM json_each(lineage) WHERE json_each.type != 'integer'"
+        # an integer too large for SQLite is read as a real: too large for an id too
+        " OR typeof(json_each.value) != 'integer') ELSE 1 END",
         _sql_number("fitness_mean"),
         _sql_number("fitness_sem"),
         "typeof(prompt_tokens) != 'integer'",

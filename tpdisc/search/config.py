@@ -166,9 +166,10 @@ class SearchConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> SearchConfig:
-        """A run's stored settings. A run begun before a setting existed goes on as it
-        began: without racing, without the surrogate (``LEGACY``)."""
-        data = upgraded(read_yaml(path))
+        """A run folder's stored settings, not read through a link (the folder may come
+        from anyone). A run begun before a setting existed goes on as it began: without
+        racing, without the surrogate (``LEGACY``)."""
+        data = upgraded(read_yaml(path, Path(path).parent))
         given = flatten(data)
         for name, value in LEGACY.items():
             if name not in given:

@@ -18,7 +18,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, visible
+from tpdisc.safefiles import write_file
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.prompts import format_fitness
 
@@ -132,8 +133,12 @@ def show(archive: Archive, protocol_id: int) -> RenderableType:
     def named(ids: Iterable[int]) -> str:
         return ", ".join(names.get(i, "?") for i in ids) or "none"
 
+    # Every text here comes from the archive: plain text, the name styled as a style.
+    head = Text.assemble(
+        (visible(names.get(protocol_id, c.name)), "bold"),
+        f" — {c.status}, {c.mode}, iteration {c.iteration}\n",
+    )
     facts = [
-        f"{names.get(protocol_id, c.name)} — {c.status}, {c.mode}, iteration {c.iteration}",
         f"fitness {format_fitness(c)}"
         + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
         *_fresh_fact(archive.rescores().get(protocol_id)),
@@ -148,16 +153,16 @@ def show(archive: Archive, protocol_id: int) -> RenderableType:
         facts.append(f"repair of {named([c.repair_of])}")
     if c.duplicate_of is not None:
         facts.append(f"same code as {named([c.duplicate_of])}")
-    # Names and models come from the archive: text, never markup.
-    parts: list[RenderableType] = [Text("\n".join(facts))]
+    # Made visible here: a Text drops a bell or a carriage return before a console sees it.
+    parts: list[RenderableType] = [head + Text(visible("\n".join(facts)))]
     if c.error:
-        parts.append(Text(f"\nerror: {c.error}", style="red"))
-    parts.append(Text(f"\nDescription: {c.description or '(none)'}"))
-    parts.append(Text(f"Logging: {c.logging or '(none)'}"))
+        parts.append(Text(visible(f"\nerror: {c.error}"), style="red"))
+    parts.append(Text(visible(f"\nDescription: {c.description or '(none)'}")))
+    parts.append(Text(visible(f"Logging: {c.logging or '(none)'}")))
     if c.reasoning:
-        parts.append(Text(f"Reasoning: {c.reasoning}"))
+        parts.append(Text(visible(f"Reasoning: {c.reasoning}")))
     if c.code:
-        parts.append(Syntax(c.code, "python", line_numbers=True, word_wrap=True))
+        parts.append(Syntax(visible(c.code), "python", line_numbers=True, word_wrap=True))
     return Group(*parts)
 
 
@@ -183,10 +188,7 @@ def export(archive: Archive, protocol_id: int, path: Path) -> Path:
         + (f" over seeds {c.seeds[0]}..{c.seeds[-1]}" if c.seeds else ""),
     ]
     header += [f"# {line}" for line in (c.description or "").splitlines()]
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(header) + "\n\n" + c.code.rstrip() + "\n", encoding="utf-8")
-    return path
+    return write_file(Path(path), "\n".join(header) + "\n\n" + c.code.rstrip() + "\n")
 
 
 def as_json(archive: Archive, protocol_id: int | None = None) -> dict[str, Any]:

@@ -8,7 +8,6 @@ at any moment loses at most the iteration in progress, which the next run redoes
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
 from tpdisc.llm_client import BudgetExceededError, LLMError
 from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
+from tpdisc.safefiles import hold_folder
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.prompts import baseline_source
@@ -62,14 +62,16 @@ def open_run_dir(run_dir: Path, config: SearchConfig | None, requested: dict) ->
     see :meth:`SearchConfig.resumed_with` for what may change.
     """
     stored = run_dir / CONFIG_FILE
-    if stored.is_file():
-        resolved = SearchConfig.load(stored).resumed_with(requested)
-    elif config is None:
-        raise ConfigError(f"{run_dir}: no {CONFIG_FILE}, and no settings to start a run with")
-    else:
-        resolved = config
     run_dir.mkdir(parents=True, exist_ok=True)
-    resolved.save(stored)
+    # Not while a search runs here: it would find its config changed under it.
+    with _hold_run_dir(run_dir):
+        if os.path.lexists(stored):  # a link there is refused by load, not taken for no file
+            resolved = SearchConfig.load(stored).resumed_with(requested)
+        elif config is None:
+            raise ConfigError(f"{run_dir}: no {CONFIG_FILE}, and no settings to start a run with")
+        else:
+            resolved = config
+        resolved.save(stored)
     return resolved
 
 
@@ -82,26 +84,14 @@ def candidate_name(iteration: int, attempt: int) -> str:
 
 
 def _hold_run_dir(run_dir: Path) -> IO[str]:
-    """An exclusive lock on the run folder for as long as the returned file stays open (the
-    system drops it when the process ends, however it ends): two searches writing one
-    archive would redo each other's iterations."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (held until close())
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise ConfigError(
-            f"{run_dir}: another search is running in this folder ({holder}); wait for it "
-            "to end, or give another --run-dir"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
+    """An exclusive lock on the run folder while a search runs in it: two searches writing
+    one archive would redo each other's iterations."""
+    return hold_folder(
+        run_dir,
+        "another search is running in this folder ({holder}); wait for it to end, or give "
+        "another --run-dir",
+        LOCK_FILE,
+    )
 
 
 @dataclass(frozen=True)

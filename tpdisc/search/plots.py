@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from tpdisc.safefiles import writing
 from tpdisc.search.archive import Archive
+
+# Its only texts are fixed, and mode names the archive checked against its list: no name
+# from outside is drawn here (what is goes through tpdisc.analysis.plots.plain_figures).
+matplotlib.use("Agg")
 
 MODE_COLOURS = {
     "warm-up": "tab:blue",
@@ -71,7 +74,9 @@ def best_fitness_figure(archive: Archive, path: str | Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with writing(path) as stream:  # a link at the path is replaced, not written through
+            fig.savefig(stream, format="png", dpi=120)
+    finally:
+        plt.close(fig)
     return path

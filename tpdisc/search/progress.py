@@ -36,10 +36,10 @@ class SearchProgress:
         self.last_line = time.perf_counter()
         self.printed_tenth = done * 10 // max(total, 1)
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
+            TextColumn("{task.fields[status]}", markup=False),  # names from the archive
             TimeElapsedColumn(),
             console=console,
             transient=False,

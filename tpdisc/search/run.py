@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -12,10 +13,10 @@ from typing import Any, Protocol
 from tpdisc.config_tree import encode, read_yaml, section
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import Domain, make_domain
-from tpdisc.errors import ConfigError, TpdiscError
+from tpdisc.errors import ConfigError, TpdiscError, visible
 from tpdisc.executors.base import Executor
 from tpdisc.llm_client import LLMClient, LLMConfig
-from tpdisc.safefiles import read_capped
+from tpdisc.safefiles import read_capped, write_file
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig, upgraded
 from tpdisc.search.loop import CONFIG_FILE, Event, RunSummary, SearchLoop, open_run_dir
@@ -56,7 +57,7 @@ def resolve_config(
     otherwise. A resumed run keeps its stored settings: see
     :meth:`SearchConfig.resumed_with` for what may change.
     """
-    if (run_dir / CONFIG_FILE).is_file():
+    if os.path.lexists(run_dir / CONFIG_FILE):
         if config_file is not None:
             raise ConfigError(f"{run_dir} already holds a run; --config only applies to a new run")
         stored = SearchConfig.load(run_dir / CONFIG_FILE)
@@ -93,7 +94,7 @@ def make_proposer(config: SearchConfig, spent: float) -> Proposer:
 def _recorded(path: Path) -> Any:
     """What ``agent_models.json`` holds; a damaged or odd file counts as other models."""
     try:
-        return json.loads(read_capped(path, 10_000_000))
+        return json.loads(read_capped(path, 10_000_000, root=path.parent))
     except (TpdiscError, ValueError, RecursionError):
         return None
 
@@ -109,12 +110,13 @@ def record_agent_models(run_dir: Path, domain: Domain, config: SearchConfig) -> 
     prepare_agents(domain.graph, domain.source, kinds, sim.params)
     described = describe_agents(domain.graph, domain.source, kinds, sim.params)
     path = run_dir / AGENT_MODELS_FILE
-    if not path.is_file():
-        path.write_text(json.dumps(described, indent=2))
+    if not os.path.lexists(path):
+        write_file(path, json.dumps(described, indent=2))
     elif _recorded(path) != described:
         print(
-            f"warning: {path} records other agent models than this machine's (a prior with "
-            "other bytes?): fitness values of this session may not compare with earlier ones",
+            f"warning: {visible(str(path), lines=False)} records other agent models than this "
+            "machine's (a prior with other bytes?): fitness values of this session may not "
+            "compare with earlier ones",
             file=sys.stderr,
         )
 

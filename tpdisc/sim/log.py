@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tpdisc.safefiles import NewFile
+
 if TYPE_CHECKING:  # imported on use: every simulation imports this module, few write Arrow
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -122,8 +124,9 @@ class ParquetLogWriter:
     names) as :meth:`TransmissionLog.to_parquet`, in row groups of ``rows_per_group``.
 
     Memory holds one group and one step at most, whatever the length of the game. The
-    file is written as ``path`` + ``.part`` and renamed by :meth:`close`; :meth:`abort`
-    (a failed simulation) removes it, so no half log is ever taken for a whole one.
+    file is written under a temporary name beside ``path`` (never through a link there:
+    :class:`~tpdisc.safefiles.NewFile`) and renamed by :meth:`close`; :meth:`abort` (a
+    failed simulation) removes it, so no half log is ever taken for a whole one.
     """
 
     def __init__(
@@ -135,7 +138,7 @@ class ParquetLogWriter:
         import pyarrow as pa
 
         self.path = Path(path)
-        self.partial = self.path.with_name(self.path.name + ".part")
+        self.file: NewFile | None = None
         self.names = names
         self.rows_per_group = rows_per_group
         self.buffer = TransmissionLog()
@@ -170,7 +173,8 @@ class ParquetLogWriter:
         import pyarrow.parquet as pq
 
         if self.writer is None:
-            self.writer = pq.ParquetWriter(str(self.partial), self.schema)
+            self.file = NewFile(self.path)
+            self.writer = pq.ParquetWriter(self.file.stream, self.schema)
         return self.writer
 
     def flush(self) -> None:
@@ -183,9 +187,11 @@ class ParquetLogWriter:
         """Write what is left and put the file in place (an empty log has a schema too)."""
         self.flush()
         self._open().close()
-        self.partial.replace(self.path)
+        assert self.file is not None
+        self.file.commit()
 
     def abort(self) -> None:
         if self.writer is not None:
             self.writer.close()
-        self.partial.unlink(missing_ok=True)
+        if self.file is not None:
+            self.file.discard()

@@ -70,7 +70,7 @@ def ablation_stage(ctx: StudyContext) -> dict[str, Any]:
             on_start=start,
             on_simulation=advance,
         )
-    ablation_figure(result, ctx.folder.figures / "ablation.png")
+    ablation_figure(result, ctx.folder.figure("ablation.png"))
     return dict(_labelled(ctx, result.to_json()))
 
 
@@ -80,7 +80,7 @@ def features_stage(ctx: StudyContext) -> dict[str, Any]:
     total = sum(len(seeds) for seeds in missing_features(runs, stage.sims).values())
     with ctx.ui.progress(total, "features") as advance:
         study = feature_study(runs, ctx.executor, n_sims=stage.sims, on_simulation=advance)
-    feature_figure(study, ctx.folder.figures / "features.png")
+    feature_figure(study, ctx.folder.figure("features.png"))
     return dict(_labelled(ctx, study.to_json()))
 
 
@@ -91,7 +91,7 @@ def volume_stage(ctx: StudyContext) -> dict[str, Any]:
         result = volume_study(
             runs, ctx.executor, n_sims=stage.sims, on_start=start, on_simulation=advance
         )
-    volume_figure(result, ctx.folder.figures / "volume.png")
+    volume_figure(result, ctx.folder.figure("volume.png"))
     return dict(_labelled(ctx, result.to_json()))
 
 
@@ -99,9 +99,9 @@ def embeddings_stage(ctx: StudyContext) -> dict[str, Any]:
     stage = ctx.config.embeddings
     refs = ctx.runs_of(stage.runs)
     study = embed_runs([ref.path for ref in refs], make_backend(stage.backend), stage.seed)
-    figures = ctx.folder.figures
-    embedding_map_figure(study, figures / "embedding_map.png")
-    mmd_figure(study.mmd, study.runs, figures / "mmd_runs.png", "between runs")
+    figure = ctx.folder.figure
+    embedding_map_figure(study, figure("embedding_map.png"))
+    mmd_figure(study.mmd, study.runs, figure("mmd_runs.png"), "between runs")
     if len(study.kinds) > 1:
-        mmd_figure(study.mmd_kinds, study.kinds, figures / "mmd_kinds.png", "between kinds")
+        mmd_figure(study.mmd_kinds, study.kinds, figure("mmd_kinds.png"), "between kinds")
     return dict(study.to_json())

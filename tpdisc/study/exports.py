@@ -33,7 +33,6 @@ rows (its error is in the stage's JSON).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,9 +45,9 @@ from tpdisc.analysis.feature_study import CONDITIONS
 from tpdisc.analysis.features import FEATURES
 from tpdisc.analysis.simulate import load_run
 from tpdisc.analysis.store import settings_hash
-from tpdisc.config_tree import read_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.safefiles import writing
 from tpdisc.search.archive import Archive
 from tpdisc.study.config import StudyConfig
 from tpdisc.study.layout import StudyDir, select_runs
@@ -134,7 +133,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 
 
 def _config(folder: StudyDir) -> StudyConfig:
-    return StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+    return StudyConfig.from_dict(folder.settings(), str(folder.config))
 
 
 def coverage_rows(folder: StudyDir) -> Rows | None:
@@ -150,7 +149,8 @@ def coverage_rows(folder: StudyDir) -> Rows | None:
                 baseline = stage == "baselines"
                 for seed in entry["seeds"]:
                     summary = stored[entry["name"]][seed].summary
-                    assert summary is not None  # the JSON lists the seeds that ran
+                    if summary is None:  # a hand-edited file: it lists a failed seed
+                        raise ValueError(f"{entry['name']}: seed {seed} has no simulation")
                     base = {
                         "protocol": entry["name"] if baseline else entry["protocol"],
                         "kind": entry["kind"],
@@ -265,11 +265,10 @@ def generalization_rows(folder: StudyDir) -> Rows | None:
     return rows
 
 
-def _write(table: pa.Table, path: Path, writer: Callable[[pa.Table, str], None]) -> Path:
-    # A reader (or a copy into the report) never sees half a file.
-    tmp = path.with_name(path.name + ".part")
-    writer(table, str(tmp))
-    os.replace(tmp, path)
+def _write(table: pa.Table, path: Path, writer: Callable[[pa.Table, Any], None]) -> Path:
+    # A reader (or a copy into the report) never sees half a file, nor writes through a link.
+    with writing(path) as stream:
+        writer(table, stream)
     return path
 
 
@@ -278,7 +277,7 @@ def write_table(folder: StudyDir, name: str, rows: Rows) -> list[Path]:
     schema = SCHEMAS[name]
     columns = {field.name: [row.get(field.name) for row in rows] for field in schema}
     table = pa.Table.from_pydict(columns, schema=schema)
-    folder.exports.mkdir(parents=True, exist_ok=True)
+    folder.folder(folder.exports)
     return [
         _write(table, folder.exports / f"{name}.parquet", pq.write_table),
         _write(table, folder.exports / f"{name}.csv", pa_csv.write_csv),
@@ -289,16 +288,17 @@ def write_exports(folder: StudyDir, graph: RecipeGraph | None = None) -> list[Pa
     """Every table whose stage is done; returns the files written. ``graph`` is the
     study's recipe graph when the caller has it loaded (else read from the config's
     recipes, as the study did)."""
-    makers: dict[str, Callable[[], Rows | None]] = {
-        "coverage": lambda: coverage_rows(folder),
-        "fitness": lambda: fitness_rows(folder),
-        "features": lambda: features_rows(folder),
-        "feature_values": lambda: feature_value_rows(folder, graph),
-        "generalization": lambda: generalization_rows(folder),
+    makers: dict[str, tuple[tuple[str, ...], Callable[[], Rows | None]]] = {
+        "coverage": (("baselines", "best"), lambda: coverage_rows(folder)),
+        "fitness": (("search",), lambda: fitness_rows(folder)),
+        "features": (("features",), lambda: features_rows(folder)),
+        "feature_values": (("features",), lambda: feature_value_rows(folder, graph)),
+        "generalization": (("generalization",), lambda: generalization_rows(folder)),
     }
     written: list[Path] = []
-    for name, make in makers.items():
-        rows = make()
+    for name, (stages, make) in makers.items():
+        with folder.reading(*stages):
+            rows = make()
         if rows is not None:
             written += write_table(folder, name, rows)
     return written

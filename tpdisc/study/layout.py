@@ -11,18 +11,33 @@
     DIR/figures/*.png
     DIR/exports/*.parquet|csv   long-format tables for pandas or R
     DIR/report/index.html       the browsable report
+
+A study folder may come from anyone: nothing below ``DIR`` is read or written through a
+symbolic link (:mod:`tpdisc.safefiles`), so a folder made elsewhere cannot lead a report
+to read files outside it, or a rerun to write outside it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpdisc.config_tree import read_yaml
 from tpdisc.errors import ConfigError, excerpt
-from tpdisc.safefiles import FileRefused, inside, read_capped, safe_name
+from tpdisc.safefiles import (
+    FileRefused,
+    checked,
+    inside,
+    make_dirs,
+    read_capped,
+    safe_name,
+    write_file,
+)
 
 MAX_RESULT_BYTES = 200_000_000
 
@@ -72,23 +87,45 @@ class StudyDir:
     def result(self, stage: str) -> Path:
         return self.results / f"{stage}.json"
 
+    def settings(self) -> dict[str, Any]:
+        """What ``study.yaml`` holds, as written."""
+        return read_yaml(self.config, self.root)
+
+    def folder(self, path: Path) -> Path:
+        """The folder ``path`` below the study's, made if missing, reached without
+        following a link (one is refused in one line naming it)."""
+        try:
+            return make_dirs(path, self.root)
+        except FileRefused as err:
+            raise ConfigError(str(err)) from None
+
+    def figure(self, name: str) -> Path:
+        """Where the figure ``name`` goes (``figures/`` made if missing)."""
+        return self.folder(self.figures) / name
+
     def runs(self, k: int) -> list[RunRef]:
-        """The ``k`` evolution runs, then the ``k`` generation-only runs."""
+        """The ``k`` evolution runs, then the ``k`` generation-only runs; a run folder
+        that is a link (or lies under one) is refused."""
         refs = []
         for kind, prefix in (("evolution", "evolve"), ("generation", "generate")):
             for i in range(k):
                 label = f"{prefix}-{i + 1}"
-                refs.append(RunRef(label, kind, i, self.root / "runs" / label))
+                path = self.root / "runs" / label
+                try:
+                    checked(path, self.root)
+                except FileRefused as err:
+                    raise ConfigError(str(err)) from None
+                refs.append(RunRef(label, kind, i, path))
         return refs
 
     def read_result(self, stage: str) -> dict[str, Any] | None:
         """A stage's results, None when not done; a study folder may come from anyone, so
         what is not a JSON object is refused in one line naming the file."""
         path = self.result(stage)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
-            data = json.loads(read_capped(path, MAX_RESULT_BYTES))
+            data = json.loads(read_capped(path, MAX_RESULT_BYTES, root=self.root))
         except FileRefused as err:
             raise ConfigError(str(err)) from None
         except (ValueError, RecursionError) as err:  # RecursionError: nesting thousands deep
@@ -97,6 +134,25 @@ class StudyDir:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object, got {excerpt(data)}")
         return data
+
+    @contextmanager
+    def reading(self, *stages: str) -> Iterator[None]:
+        """Where the block reads the results of ``stages``: a value there that is not what
+        the stage writes (a hand-made or damaged file: a missing key, a text for a list)
+        is one line naming the file, not a traceback from deep in a figure or a table."""
+        try:
+            yield
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            IndexError,
+            AttributeError,
+            ArithmeticError,
+        ) as err:
+            files = ", ".join(str(self.result(stage)) for stage in stages)
+            reason = f"{type(err).__name__}: {excerpt(str(err), 80)}"
+            raise ConfigError(f"{files}: not what the study writes there ({reason})") from None
 
     def run_folder(self, run: Any) -> tuple[str, Path]:
         """The label and folder of a run listed in ``results/search.json``: the label must
@@ -116,12 +172,10 @@ class StudyDir:
     def write_result(self, stage: str, data: dict[str, Any]) -> Path:
         """Atomically: a killed study leaves no half-written result, so a result's presence
         means its stage is done."""
-        path = self.result(stage)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.part")
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        os.replace(tmp, path)
-        return path
+        try:
+            return write_file(self.result(stage), json.dumps(data, indent=2) + "\n", self.root)
+        except FileRefused as err:
+            raise ConfigError(str(err)) from None
 
 
 def select_runs(refs: list[RunRef], which: str) -> list[RunRef]:

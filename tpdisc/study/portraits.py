@@ -66,14 +66,15 @@ def study_portraits(
         except FileRefused as err:
             notes.append(f"no portrait of {label}: {err}")
             continue
-        if not path.is_file():
+        if not path.is_file():  # inside() refused a link: this is the study's own file
             continue
         try:
             (spec,) = load_protocols([str(path)], sandbox=config.search.sandbox)
             target = folder.report / PORTRAITS / label
             name = f"{label} ({entry.get('protocol', spec.name)})"
             portrait_page(name, spec, domain, sim, seeds, target, executor,
-                          ("../../index.html", "study report"), on_simulation)  # fmt: skip
+                          ("../../index.html", "study report"), on_simulation,
+                          folder.root)  # fmt: skip
         except TpdiscError as err:
             notes.append(f"no portrait of {label}: {err}")
             continue

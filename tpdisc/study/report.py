@@ -9,14 +9,12 @@ goes on fills it in.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tpdisc.config_tree import flatten, read_yaml
+from tpdisc.config_tree import flatten
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.errors import TpdiscError
@@ -24,6 +22,7 @@ from tpdisc.executors.base import Executor
 from tpdisc.report.markup import Markup, bullets, link, note, table
 from tpdisc.report.page import escape, page
 from tpdisc.report.search_run import build_report
+from tpdisc.safefiles import copy_file, regular_files, write_file
 from tpdisc.search.archive import Archive
 from tpdisc.study import sections
 from tpdisc.study.config import StudyConfig
@@ -98,14 +97,14 @@ BROWSERS = "runs"
 OVERVIEW = "Stages, exports and settings"
 
 
-def _copy(source: Path, target: Path, pattern: str) -> list[str]:
-    """Copy the files of ``source`` matching ``pattern`` into ``target``; their names."""
-    target.mkdir(parents=True, exist_ok=True)
+def _copy(folder: StudyDir, source: Path, target: Path, suffix: str = "") -> list[str]:
+    """Copy the files of ``source`` whose names end with ``suffix`` into ``target``; their
+    names. Both are the study's own: a link in either is refused, never followed."""
+    folder.folder(target)
     names = []
-    for path in sorted(source.glob(pattern)) if source.is_dir() else []:
-        if path.is_file() and not path.name.endswith(".part"):
-            shutil.copy2(path, target / path.name)
-            names.append(path.name)
+    for path in regular_files(source, folder.root, suffix):
+        copy_file(path, target / path.name, source_root=folder.root, target_root=folder.root)
+        names.append(path.name)
     return names
 
 
@@ -129,13 +128,14 @@ def _browsers(
                 out / BROWSERS / label,
                 ("../../index.html", "study report"),
                 portraits=linked,
+                root=folder.root,
             )
         found[label] = f"{BROWSERS}/{label}"
     return found
 
 
 def _overview(folder: StudyDir, exports: list[str]) -> Markup:
-    config = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+    config = StudyConfig.from_dict(folder.settings(), str(folder.config))
     flat = flatten(config.to_dict())
     settings = table(
         ["setting", "value"],
@@ -177,7 +177,7 @@ def _portraits(
     executor: Executor | None,
     on_simulation: Callable[[str], None] | None,
 ) -> StudyPortraits:
-    config = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+    config = StudyConfig.from_dict(folder.settings(), str(folder.config))
     if best is None:
         return StudyPortraits()
     if graph is None:
@@ -193,7 +193,7 @@ def _portraits(
 
 def _agents_line(folder: StudyDir) -> Markup:
     """Who played: every number of a study means what its agent model makes of it."""
-    sim = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config)).search.sim
+    sim = StudyConfig.from_dict(folder.settings(), str(folder.config)).search.sim
     agents = ", ".join(f"{n} {kind}" for kind, n in sim.agents)
     text = f"{agents} agents, {sim.n_steps} steps"
     if any(kind == "empowerment" for kind, _ in sim.agents):
@@ -213,20 +213,23 @@ def build_study_report(
     The best protocols' portraits are made here (a few seeds each, on ``executor``, by
     default the study's; ``on_simulation`` is told of each seed), or reused from the
     previous build when nothing they depend on changed."""
-    out = folder.report
-    out.mkdir(parents=True, exist_ok=True)
-    figures = set(_copy(folder.figures, out / "figures", "*.png"))
-    exports = _copy(folder.exports, out / "exports", "*")
+    out = folder.folder(folder.report)
+    figures = set(_copy(folder, folder.figures, out / "figures", ".png"))
+    exports = _copy(folder, folder.exports, out / "exports")
     results = {name: folder.read_result(name) for name in STAGE_NAMES}
     portraits = _portraits(folder, results["best"], graph, executor, on_simulation)
     browsers = _browsers(folder, results["search"], out, portraits.pages)
     view = View(results, figures, browsers, portraits.pages)
-    first = _agents_line(folder) + findings(view, portraits.pages) + bullets(portraits.notes)
+    with folder.reading(*(name for name in STAGE_NAMES if results[name] is not None)):
+        found = findings(view, portraits.pages)
+    first = _agents_line(folder) + found + bullets(portraits.notes)
     parts = [_section("findings", "Findings", first)]
     for ident, title, stage, draw in SECTIONS:
-        body = (
-            draw(view) if results[stage] is not None else note(f"The {stage} stage: not run yet.")
-        )
+        if results[stage] is None:
+            body = note(f"The {stage} stage: not run yet.")
+        else:
+            with folder.reading(stage):
+                body = draw(view)
         parts.append(_section(ident, title, body))
     # The making of the study last: a reader comes for its results.
     parts.append(_section("overview", OVERVIEW, _overview(folder, exports)))
@@ -241,8 +244,4 @@ def build_study_report(
         f"<p>Built {escape(built)} from {escape(folder.root.resolve())}.</p>\n"
         f"<nav>{nav}</nav>\n" + "\n".join(parts)
     )
-    index = out / "index.html"
-    tmp = out / "index.html.part"
-    tmp.write_text(page(f"{name}: study report", html, STYLE), encoding="utf-8")
-    os.replace(tmp, index)
-    return index
+    return write_file(out / "index.html", page(f"{name}: study report", html, STYLE), folder.root)

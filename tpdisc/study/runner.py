@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from tpdisc.analysis.generalize import resolve_baselines
-from tpdisc.config_tree import read_yaml, write_yaml
+from tpdisc.config_tree import write_yaml
 from tpdisc.domain.data import default_graph
 from tpdisc.errors import ConfigError
+from tpdisc.safefiles import hold_folder
 from tpdisc.search.archive import Archive
 from tpdisc.search.loop import Event
 from tpdisc.study.analyses import ablation_stage, embeddings_stage, features_stage, volume_stage
@@ -47,13 +48,14 @@ def _best_and_performance(ctx: StudyContext) -> dict[str, Any]:
     baselines = ctx.folder.read_result("baselines")
     if baselines is None:  # stages run in order: cannot happen but through a hand edit
         raise ConfigError(f"{ctx.folder.result('baselines')}: missing; rerun the study")
-    data["pairwise"] = performance_figures(ctx, baselines, data)
+    with ctx.folder.reading("baselines"):
+        data["pairwise"] = performance_figures(ctx, baselines, data)
     return data
 
 
 def _search_and_figure(ctx: StudyContext) -> dict[str, Any]:
     data = search_stage(ctx)
-    search_figure(data, ctx.folder.figures / "search.png")
+    search_figure(data, ctx.folder.figure("search.png"))
     return data
 
 
@@ -114,7 +116,7 @@ def open_config(out: Path, requested: StudyConfig | None) -> StudyConfig:
     change taken from ``requested``), else ``requested`` (None: the defaults)."""
     folder = StudyDir(out)
     if folder.config.is_file():
-        stored = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+        stored = StudyConfig.from_dict(folder.settings(), str(folder.config))
         return resumed_config(stored, requested)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"{out}: not empty and not a study folder (no study.yaml)")
@@ -133,7 +135,30 @@ def run_study(
     config = open_config(out, requested)
     folder = StudyDir(out)
     folder.root.mkdir(parents=True, exist_ok=True)
-    write_yaml(folder.config, config)
+    with hold_study(folder):
+        write_yaml(folder.config, config, folder.root)
+        _run_stages(folder, config, ui, after_stage)
+    return config
+
+
+@contextmanager
+def hold_study(folder: StudyDir) -> Iterator[None]:
+    """The study folder to this process alone while the block runs: two sessions at once
+    would run the same stages twice and race for the same files."""
+    with hold_folder(
+        folder.root,
+        "another tpdisc study is running in this folder ({holder}); wait for it to end "
+        "('tpdisc study --status' shows how far it is)",
+    ):
+        yield
+
+
+def _run_stages(
+    folder: StudyDir,
+    config: StudyConfig,
+    ui: Any,
+    after_stage: Callable[[str], None] | None,
+) -> None:
     graph = default_graph(config.recipes)
     counting = _Counting(ui if ui is not None else QuietUI())
     with StudyStore(folder.database) as store, config.executor.open() as pool:
@@ -152,7 +177,6 @@ def run_study(
             store.log(name, "finished", f"{counting.simulations} simulations this session")
             if after_stage is not None:
                 after_stage(name)
-    return config
 
 
 @dataclass(frozen=True)
@@ -196,7 +220,7 @@ def study_status(out: Path) -> list[StageStatus]:
     folder = StudyDir(out)
     if not folder.config.is_file():
         raise ConfigError(f"{out}: not a study folder (no study.yaml)")
-    config = StudyConfig.from_dict(read_yaml(folder.config), str(folder.config))
+    config = StudyConfig.from_dict(folder.settings(), str(folder.config))
     with StudyStore(folder.database) as store:
         events = store.events()
         counts = {name: store.count(name) for name in ("baselines", "best", "generalization")}

@@ -8,6 +8,7 @@ its numbers as plain data, which the runner writes as ``results/STAGE.json`` las
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -24,11 +25,12 @@ from tpdisc.analysis.generalize import (
     runnable,
     select_settings,
 )
-from tpdisc.analysis.plots import coverage_figure, pairwise_figure
+from tpdisc.analysis.plots import coverage_figure, pairwise_figure, plain_figures
 from tpdisc.analysis.stats import pairwise
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
+from tpdisc.safefiles import checked, write_file
 from tpdisc.sandbox import load_protocols
 from tpdisc.search.archive import Archive
 from tpdisc.search.loop import open_run_dir
@@ -164,6 +166,8 @@ def search_figure(data: Mapping[str, Any], path: Any) -> Any:
 
     from tpdisc.analysis.plots import save_figure
 
+    plain_figures()
+
     fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
     for k, run in enumerate(data["runs"]):
         style = "-" if run["kind"] == "evolution" else "--"
@@ -188,7 +192,7 @@ def best_stage(ctx: StudyContext) -> dict[str, Any]:
     sim = replace(config.search.sim, n_steps=config.horizon_long)
     domain = make_domain(ctx.graph, sim.variant)
     seeds = tuple(range(config.best.sims))
-    ctx.folder.best.mkdir(parents=True, exist_ok=True)
+    ctx.folder.folder(ctx.folder.best)
     found, notes = [], []
     for ref in ctx.runs:
         try:
@@ -196,8 +200,7 @@ def best_stage(ctx: StudyContext) -> dict[str, Any]:
         except ConfigError as err:
             notes.append(f"{ref.label}: {err}")
             continue
-        path = ctx.folder.best / f"{ref.label}.py"
-        path.write_text(best.code)
+        path = write_file(ctx.folder.best / f"{ref.label}.py", best.code, ctx.folder.root)
         found.append((ref, best, path))
     specs = load_protocols([str(p) for _, _, p in found], sandbox=config.search.sandbox)
     cells = [
@@ -225,13 +228,13 @@ def performance_figures(
     entries = [*best["protocols"], *[b for b in baselines["protocols"] if b["kind"] == "standard"]]
     stored = {**ctx.store.stored("baselines"), **ctx.store.stored("best")}
     long = [_evaluation(e, stored[e["name"]], ctx.config.horizon_long) for e in entries]
-    coverage_figure(long, ctx.folder.figures / "coverage.png",
+    coverage_figure(long, ctx.folder.figure("coverage.png"),
                     f"Coverage over {ctx.config.horizon_long} steps (search horizon "
                     f"{ctx.config.horizon})")  # fmt: skip
     ranked = sorted(entries, key=lambda e: -float(np.mean(e["final_horizon"] or [0])))
     comparison = pairwise([e["name"] for e in ranked], [e["final_horizon"] for e in ranked])
     if len(ranked) > 1:
-        pairwise_figure(comparison, ctx.folder.figures / "pairwise.png")
+        pairwise_figure(comparison, ctx.folder.figure("pairwise.png"))
     return comparison.to_json()
 
 
@@ -241,7 +244,8 @@ def generalization_stage(ctx: StudyContext) -> dict[str, Any]:
     config = ctx.config
     stage = config.generalization
     chosen = [ctx.folder.best / f"{r.label}.py" for r in ctx.runs_of(stage.runs)]
-    files = [str(p) for p in chosen if p.is_file()]
+    # The study's own files only: a link there would be read as a protocol.
+    files = [str(checked(p, ctx.folder.root)) for p in chosen if os.path.lexists(p)]
     if not files:
         raise ConfigError("generalization: no run has a best protocol (see the best stage)")
     names = resolve_baselines(stage.baselines)
@@ -281,5 +285,5 @@ def generalization_stage(ctx: StudyContext) -> dict[str, Any]:
     recorded = {**base.to_dict(), "protocols": list(inside)}
     study = Generalization(tuple(results), tuple(skipped), inside, names, stage.sims, recorded)
     if results:
-        generalization_figure(study, ctx.folder.figures / "generalization.png")
+        generalization_figure(study, ctx.folder.figure("generalization.png"))
     return {**study.to_json(), "failed": failed}

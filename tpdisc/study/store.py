@@ -131,6 +131,18 @@ class StudyStore(Database):
         except ValueError as err:
             raise ConfigError(f"{self.path}: {row}: column value: {err}") from None
 
+    def _check(self, stage: str, cell: Cell, stored: dict[int, Stored]) -> None:
+        """The stored simulations of ``cell`` must be of its own agents and steps: a study
+        folder may come from anyone, and its curves are indexed by step."""
+        for seed, got in stored.items():
+            if got.summary is None:
+                continue
+            try:
+                got.summary.check(cell.sim.n_agents, cell.sim.n_steps)
+            except ValueError as err:
+                row = f"sims row ({stage}, {excerpt(cell.item, 40)}, {seed})"
+                raise ConfigError(f"{self.path}: {row}: column value: {err}") from None
+
     def count(self, stage: str) -> int:
         row = self.db.execute("SELECT COUNT(*) FROM sims WHERE stage=?", (stage,)).fetchone()
         return int(row[0])
@@ -163,6 +175,8 @@ class StudyStore(Database):
         """Every simulation of ``cells`` the store lacks, run in one batch and each stored
         as it arrives; returns all of the cells' simulations, by item and seed."""
         have = self.stored(stage, [c.item for c in cells])
+        for cell in cells:
+            self._check(stage, cell, have.get(cell.item, {}))
         tasks = [
             Summarised(k, 0, SimTask(c.domain, c.sim, c.spec, seed))
             for k, c in enumerate(cells)

@@ -65,7 +65,12 @@ class Reply:
     completion_tokens: int | None = None  # default: words in the answer
     usage: bool = True  # False: leave usage out of the response, as some servers do
     finish_reason: str = "stop"
-    raw_body: str | None = None  # sent as it is instead of a chat completion
+    raw_body: str | bytes | None = None  # sent as it is instead of a chat completion
+    # A hostile server: the body sent ``repeat`` times over (without a length, unless
+    # ``length`` declares one), ``drip`` seconds between its bytes.
+    repeat: int = 1
+    drip: float = 0.0
+    length: int | None = None
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> Reply:
@@ -146,7 +151,10 @@ class _Handler(BaseHTTPRequestHandler):
             payload = reply.raw_body
         else:
             payload = json.dumps(self._completion(request, reply))
-        self._send(reply.status, payload, reply.headers)
+        if reply.repeat != 1 or reply.drip > 0 or reply.length is not None:
+            self._send_hostile(reply, payload.encode() if isinstance(payload, str) else payload)
+        else:
+            self._send(reply.status, payload, reply.headers)
 
     def _completion(self, request: ChatRequest, reply: Reply) -> dict[str, Any]:
         prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _words(request.text())
@@ -176,8 +184,33 @@ class _Handler(BaseHTTPRequestHandler):
             }
         return data
 
-    def _send(self, status: int, payload: str, headers: Mapping[str, str]) -> None:
-        data = payload.encode()
+    def _send_hostile(self, reply: Reply, data: bytes) -> None:
+        """The body ``reply.repeat`` times, byte by byte every ``reply.drip`` seconds; the
+        connection closes after it (no length unless ``reply.length`` declares one)."""
+        self.close_connection = True
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            if reply.length is not None:
+                self.send_header("Content-Length", str(reply.length))
+            for key, value in reply.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            for _ in range(reply.repeat):
+                if reply.drip > 0:
+                    for k in range(len(data)):
+                        self.wfile.write(data[k : k + 1])
+                        self.wfile.flush()
+                        self.server.owner.sent(1)
+                        time.sleep(reply.drip)
+                else:
+                    self.wfile.write(data)
+                    self.server.owner.sent(len(data))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
+
+    def _send(self, status: int, payload: str | bytes, headers: Mapping[str, str]) -> None:
+        data = payload.encode() if isinstance(payload, str) else payload
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -218,6 +251,7 @@ class FakeChatServer:
         self._port = port
         self._lock = threading.Lock()
         self._requests: list[ChatRequest] = []
+        self._sent = 0
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -235,6 +269,16 @@ class FakeChatServer:
     def requests(self) -> list[ChatRequest]:
         with self._lock:
             return list(self._requests)
+
+    @property
+    def bytes_sent(self) -> int:
+        """Bytes of hostile bodies written so far (see :class:`Reply`'s ``repeat``)."""
+        with self._lock:
+            return self._sent
+
+    def sent(self, count: int) -> None:
+        with self._lock:
+            self._sent += count
 
     def record(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> ChatRequest:
         with self._lock:
