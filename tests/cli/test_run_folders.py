@@ -273,7 +273,7 @@ def test_outputs_replace_links_instead_of_writing_through_them(
     exported.symlink_to(victim)
     figure.symlink_to(victim)
     result = runner.invoke(
-        app, ["archive", str(run_dir), "--export", "2", str(exported), "--plot", str(figure)]
+        app, ["archive", str(run_dir), "--export", "child", str(exported), "--plot", str(figure)]
     )
     assert result.exit_code == 0, result.output
     assert victim.read_text() == "alias ls='ls -F'\n"
@@ -292,11 +292,11 @@ def test_stored_text_is_shown_as_it_is_never_as_markup_or_escapes(run_dir: Path)
         "clear \x1b[2J\x1b]0;pwned\x07 title",
         "x = '\x1b[2J'\n",
     )
-    for command in (["--show", "2"], []):
+    for command in (["--show", "child"], []):
         result = runner.invoke(app, ["archive", str(run_dir), *command], env={"COLUMNS": "200"})
         assert result.exit_code == 0, result.output
         assert "\x1b" not in result.output and "\x07" not in result.output
-    shown = runner.invoke(app, ["archive", str(run_dir), "--show", "2"], env={"COLUMNS": "200"})
+    shown = runner.invoke(app, ["archive", str(run_dir), "--show", "child"], env={"COLUMNS": "200"})
     assert "model [/]x[link=https://evil.example]click[/link]" in shown.stdout
     assert "clear \\x1b[2J\\x1b]0;pwned\\x07 title" in shown.stdout
 
