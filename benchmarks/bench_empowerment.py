@@ -49,8 +49,10 @@ class AgentClock:
     CLASSES = (EmpowermentAgent, CompiledEmpowermentAgent)
 
     def __enter__(self) -> AgentClock:
-        for cls, name in ((c, m) for c in self.CLASSES for m in self.METHODS):
-            original = getattr(cls, name)
+        # Every method as each class resolves it before any is patched: a subclass's
+        # inherited method must not become the timed wrapper of its parent's.
+        resolved = {(c, m): getattr(c, m) for c in self.CLASSES for m in self.METHODS}
+        for (cls, name), original in resolved.items():
             self.saved[cls, name] = vars(cls).get(name)  # None: inherited
 
             def timed_call(

@@ -154,6 +154,8 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
         self._n_pending = 0
 
     def _forget(self) -> None:
+        if not self._n_undo:  # every pair it was told of was known already
+            return
         rows, live = self.rows, self.live
         live.count, live.total, live.squares, live.dirty = kernels.forget(
             (self._undo_ids, self._undo_values),
