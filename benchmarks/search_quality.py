@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -61,10 +61,11 @@ def run_search(
     done = run_dir / "done"
     if done.exists():
         return None
+    tpdisc = shutil.which("tpdisc")
+    if tpdisc is None:
+        raise SystemExit("no tpdisc command on PATH: pip install -e . first")
     command = [
-        sys.executable,
-        "-m",
-        "tpdisc",
+        tpdisc,
         "evolve",
         "--run-dir",
         str(run_dir),
