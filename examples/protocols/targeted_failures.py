@@ -2,7 +2,9 @@
 
 A failed pair is useful only to an agent that could attempt it, that is one holding both
 ingredients and not knowing the outcome yet: to it, the memory saves an attempt that would
-have produced nothing (simulated agents do not attempt a pair known to fail). To anyone
+have produced nothing (simulated agents do not attempt a pair known to fail; the default
+empowerment agents know a received failure for their next choice only, so the saving is
+that choice's). To anyone
 else it is noise that takes a place in its attention and its social inventory: sending the
 same failures to every agent instead was measured to cost about a tenth of the final
 coverage with stochastic agents. The same holds for a successful pair
