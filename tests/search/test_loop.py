@@ -178,6 +178,35 @@ def test_racing_stops_poor_candidates_and_keeps_full_fitness_for_valid_ones(
         assert c.parent_id not in raced_ids and not raced_ids & set(c.contrast_ids)
 
 
+class Echo(OfflineProposer):
+    """Proposes, after the warm-up, its parent's code with a comment added (other code, the
+    same behaviour), unless the parent is a seeded baseline (which runs in-process, its
+    source in the sandbox)."""
+
+    def propose(self, request, rng):
+        proposal = super().propose(request, rng)
+        if request.parent is None or request.parent.mode == "seed":
+            return proposal
+        return replace(proposal, code=f"{request.parent.code}\n# echo {request.iteration}\n")
+
+
+def test_a_twin_of_an_archived_protocol_stops_after_the_first_round(tmp_path, toy_graph) -> None:
+    """Each echo repeats, on the race's first seeds, the results of the protocol it copies
+    (or of an earlier one with the same results: a toy game has few): stopped there, a
+    duplicate of it, with its first-round fitness."""
+    config = replace(TINY, iterations=10, warmup=2, sims=6, race_sims=3, race_rank=50)
+    with run(tmp_path / "r", config, toy_graph, Echo()) as archive:
+        rows = {c.id: c for c in archive.candidates()}
+    echoes = [c for c in rows.values() if c.parent_id and rows[c.parent_id].mode != "seed"]
+    assert len(echoes) >= 3
+    for c in echoes:
+        original = rows[c.duplicate_of]
+        assert c.status == "duplicate" and original.status == "valid"
+        assert original.id <= c.parent_id
+        assert c.seeds == [0, 1, 2] and c.fitness_values == original.fitness_values[:3]
+        assert original.seeds == list(range(6))
+
+
 def test_racing_is_off_for_llm_and_generation_only_runs_and_for_runs_begun_without_it(
     tmp_path, toy_graph
 ) -> None:

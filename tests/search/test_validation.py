@@ -9,7 +9,7 @@ from tpdisc.executors.serial import SerialExecutor
 from tpdisc.sandbox.config import SandboxConfig
 from tpdisc.search import blocks
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.validation import CandidateEvaluator
+from tpdisc.search.validation import CandidateEvaluator, Race
 from tpdisc.sim.config import SimConfig
 from tpdisc.testing.fake_author import _CRASH, _INVALID_EXCHANGE, _SYNTAX_ERROR
 
@@ -123,10 +123,10 @@ def test_a_race_stops_a_candidate_clearly_below_the_bar(evaluator) -> None:
     """With a bar far above anything reachable, the race stops after its first round;
     with a bar at zero, the candidate gets every seed, the same scores as unraced."""
     raced = CandidateEvaluator(evaluator.domain, CONFIG.updated(race_sims=2), evaluator.executor)
-    stopped = raced.score("good", GOOD, bar=1e6)
+    stopped = raced.score("good", GOOD, Race(1e6))
     assert stopped.raced and stopped.error is None
     assert stopped.evaluation.seeds == [0, 1] and len(stopped.logs) == 2
-    kept = raced.score("good", GOOD, bar=0.0)
+    kept = raced.score("good", GOOD, Race(0.0))
     full = evaluator.score("good", GOOD)
     assert not kept.raced and kept.evaluation.seeds == [0, 1, 2]
     assert kept.evaluation.final == full.evaluation.final
@@ -136,7 +136,7 @@ def test_a_race_stops_a_candidate_clearly_below_the_bar(evaluator) -> None:
 
 def test_a_race_whose_first_round_is_every_seed_is_no_race(evaluator) -> None:
     whole = CandidateEvaluator(evaluator.domain, CONFIG.updated(race_sims=3), evaluator.executor)
-    scored = whole.score("good", GOOD, bar=1e6)
+    scored = whole.score("good", GOOD, Race(1e6))
     assert not scored.raced and scored.evaluation.seeds == [0, 1, 2]
 
 
@@ -146,3 +146,16 @@ def test_raced_out_is_mean_plus_two_sems_under_the_bar() -> None:
 
     ev = Evaluation("p", [0, 1, 2, 3], [10, 12, 10, 12], [[0]] * 4)  # mean 11, sem 0.577
     assert raced_out(ev, 12.2) and not raced_out(ev, 12.1)
+
+
+def test_a_race_stops_a_twin_of_a_protocol_scored_before(evaluator) -> None:
+    """The same behaviour in other code (here a comment added): its first round repeats
+    the archived protocol's results, so it stops there as that protocol's twin."""
+    raced = CandidateEvaluator(evaluator.domain, CONFIG.updated(race_sims=2), evaluator.executor)
+    first = raced.score("good", GOOD, Race(None))
+    assert first.twin is None and not first.raced and first.evaluation.seeds == [0, 1, 2]
+    twins = {tuple(first.evaluation.final[:2]): 7}
+    again = raced.score("again", GOOD + "\n# the same protocol\n", Race(None, twins))
+    assert again.twin == 7 and not again.raced and again.evaluation.seeds == [0, 1]
+    other = raced.score("other", GOOD, Race(None, {(-1, -1): 7}))
+    assert other.twin is None and other.evaluation.seeds == [0, 1, 2]

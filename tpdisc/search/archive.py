@@ -222,6 +222,10 @@ def _decoded(path: Path, row: str, column: str, text: Any) -> Any:
         raise bad_value(path, row, column, "JSON text", text) from None
 
 
+def _row(pid: Any) -> str:
+    return f"protocols row {excerpt(pid, 24)}"
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -669,21 +673,41 @@ class Archive(Database):
         return None if row is None else int(row[0])
 
     def scored_designs(self) -> list[tuple[dict[str, Any], float]]:
-        """Every scored block-built design (valid or raced) as (genome JSON, fitness)."""
+        """Every scored block-built design (valid, raced, or a twin stopped after its first
+        round) as (genome JSON, fitness)."""
         rows = self.db.execute(
-            "SELECT id, genome, fitness_mean FROM protocols WHERE status IN ('valid', 'raced') "
-            "AND genome IS NOT NULL AND fitness_mean IS NOT NULL ORDER BY id"
+            "SELECT id, genome, fitness_mean FROM protocols WHERE status IN "
+            "('valid', 'raced', 'duplicate') AND genome IS NOT NULL "
+            "AND fitness_mean IS NOT NULL ORDER BY id"
         ).fetchall()
         out = []
         for pid, text, fitness in rows:
-            row = f"protocols row {pid}"
-            genome = _decoded(self.path, row, "genome", text)
-            for column, value in (("genome", genome), ("fitness_mean", fitness)):
-                expected, test = _COLUMNS[column]
-                if not test(value):
-                    raise bad_value(self.path, row, column, expected, value)
-            out.append((genome, float(fitness)))
+            genome = self._column(pid, "genome", _decoded(self.path, _row(pid), "genome", text))
+            out.append((genome, float(self._column(pid, "fitness_mean", fitness))))
         return out
+
+    def first_results(self, k: int) -> dict[tuple[int, ...], int]:
+        """The final coverages on their first ``k`` seeds of the protocols scored on that
+        many (valid or raced), as a key to the first one that gave them."""
+        rows = self.db.execute(
+            "SELECT id, fitness_values FROM protocols WHERE status IN ('valid', 'raced') "
+            "AND fitness_values IS NOT NULL ORDER BY id"
+        ).fetchall()
+        out: dict[tuple[int, ...], int] = {}
+        for pid, text in rows:
+            decoded = _decoded(self.path, _row(pid), "fitness_values", text)
+            values = self._column(pid, "fitness_values", decoded)
+            if len(values) >= k:
+                out.setdefault(tuple(int(v) for v in values[:k]), int(pid))
+        return out
+
+    def _column(self, pid: int, column: str, value: Any) -> Any:
+        """``value``, read from ``column`` of row ``pid``, if it is what the column holds;
+        else the one-line refusal naming them."""
+        expected, test = _COLUMNS[column]
+        if not test(value):
+            raise bad_value(self.path, _row(pid), column, expected, value)
+        return value
 
     def fitness_at_rank(self, rank: int) -> float | None:
         """The fitness of the ``rank``-th best valid protocol (1: the best), or None when

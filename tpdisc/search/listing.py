@@ -152,7 +152,9 @@ def show(archive: Archive, protocol_id: int) -> RenderableType:
     if c.repair_of is not None:
         facts.append(f"repair of {named([c.repair_of])}")
     if c.duplicate_of is not None:
-        facts.append(f"same code as {named([c.duplicate_of])}")
+        twin = c.fitness_values is not None  # scored until found to behave as another
+        what = "same results on its first seeds as" if twin else "same code as"
+        facts.append(f"{what} {named([c.duplicate_of])}")
     # Made visible here: a Text drops a bell or a carriage return before a console sees it.
     parts: list[RenderableType] = [head + Text(visible("\n".join(facts)))]
     if c.error:

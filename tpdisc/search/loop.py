@@ -28,7 +28,7 @@ from tpdisc.search.config import SearchConfig
 from tpdisc.search.prompts import baseline_source
 from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
-from tpdisc.search.validation import CandidateEvaluator, Scored
+from tpdisc.search.validation import CandidateEvaluator, Race, Scored
 
 CONFIG_FILE = "config.yaml"
 
@@ -245,12 +245,16 @@ class SearchLoop:
             scored=self.archive.scored_designs,
         )
 
-    def race_bar(self) -> float | None:
-        """The fitness a raced candidate must be able to reach (the ``race_rank``-th best
-        valid protocol's), or None when candidates are not raced."""
+    def race(self) -> Race | None:
+        """What a candidate's first round is held against (the ``race_rank``-th best valid
+        protocol's fitness, the first-round results of every protocol scored), or None
+        when candidates are not raced."""
         if not self.config.races:
             return None
-        return self.archive.fitness_at_rank(self.config.race_rank)
+        return Race(
+            self.archive.fitness_at_rank(self.config.race_rank),
+            self.archive.first_results(self.config.race_sims),
+        )
 
     def _is_known(self, code: str) -> bool:
         return self.archive.find_code(code) is not None
@@ -323,7 +327,11 @@ class SearchLoop:
                 if attempt == 0 and first is not None:
                     scored = first
                 else:
-                    scored = self.evaluator.score(row.name, proposal.code, self.race_bar())
+                    scored = self.evaluator.score(row.name, proposal.code, self.race())
+                if scored.twin is not None:  # behaves as an archived protocol does
+                    row.status, row.duplicate_of = "duplicate", scored.twin
+                    self._fill_fitness(row, scored)
+                    break
                 if scored.error is None:
                     row.status = "raced" if scored.raced else "valid"
                     self._fill_fitness(row, scored)
@@ -368,9 +376,9 @@ class SearchLoop:
                 continue
             seen.add(code)
             todo.append(plan)
-        bar = self.race_bar()
+        race = self.race()
         scores = self.evaluator.score_many(
-            [(candidate_name(p.iteration, 0), p.proposal.code or "", bar) for p in todo]
+            [(candidate_name(p.iteration, 0), p.proposal.code or "", race) for p in todo]
         )
         first = {p.iteration: scored for p, scored in zip(todo, scores, strict=True)}
         for plan in plans:

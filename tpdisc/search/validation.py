@@ -8,7 +8,7 @@ the repair prompt.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +55,20 @@ class Scored:
     evaluation: Evaluation | None = None
     logs: list[list[dict[str, Any]]] = field(default_factory=list)  # get_logs, per seed
     raced: bool = False  # stopped after the first round of a race: ``evaluation`` is partial
+    # stopped there too, as this protocol's twin: it gave the same results on those seeds
+    twin: int | None = None
+
+
+@dataclass(frozen=True)
+class Race:
+    """What a raced candidate's first round is held against: the fitness it must be able
+    to reach (None: no bar yet), and the first-round results of the protocols scored
+    before, by their ids. A candidate whose first-round results repeat one of them
+    exactly behaves as that one does (a neutral change: a weight alone rescaled, a cap that
+    never binds); scoring it further would repeat that protocol's fitness."""
+
+    bar: float | None
+    twins: Mapping[tuple[int, ...], int] = field(default_factory=dict)
 
 
 class CandidateEvaluator:
@@ -82,9 +96,10 @@ class CandidateEvaluator:
     def spec(self, name: str, code: str) -> SourceProtocol:
         return self.source_spec(self.config, name, code)
 
-    def _evaluate(self, spec: ProtocolSpec, bar: float | None = None) -> Scored:
-        """``spec``'s fitness on every seed; with a ``bar``, first on the race's first
-        seeds, stopping there (``raced``) when clearly below the bar."""
+    def _evaluate(self, spec: ProtocolSpec, race: Race | None = None) -> Scored:
+        """``spec``'s fitness on every seed; in a ``race``, first on the race's first
+        seeds, stopping there when clearly below its bar (``raced``) or a twin of a
+        protocol scored before (``twin``)."""
         logs: dict[int, list[dict[str, Any]]] = {}
 
         def collect(result: SimResult) -> None:
@@ -103,15 +118,16 @@ class CandidateEvaluator:
             )
 
         seeds = self.config.seeds
-        first = seeds[: self.config.race_sims] if bar is not None else seeds
+        first = seeds[: self.config.race_sims] if race is not None else seeds
         evaluation = run(first)
         partial = len(first) < len(seeds)
+        twin = race.twins.get(tuple(evaluation.final)) if race is not None else None
+        bar = race.bar if race is not None else None
         raced = partial and bar is not None and raced_out(evaluation, bar)
-        if partial and not raced:
+        if partial and not raced and twin is None:
             evaluation = Evaluation.concat([evaluation, run(seeds[len(first) :])])
-        return Scored(
-            evaluation=evaluation, logs=[logs.get(s, []) for s in evaluation.seeds], raced=raced
-        )
+        logs_seen = [logs.get(s, []) for s in evaluation.seeds]
+        return Scored(evaluation=evaluation, logs=logs_seen, raced=raced, twin=twin)
 
     def check(self, name: str, code: str) -> str | None:
         """The reason ``code`` cannot be a protocol, or None if a short game runs fine."""
@@ -126,25 +142,25 @@ class CandidateEvaluator:
             return error_text(err)
         return None
 
-    def score(self, name: str, code: str, bar: float | None = None) -> Scored:
-        """Check ``code`` and, if it passes, compute its fitness on every seed (raced
-        against ``bar``, if given: see :class:`~tpdisc.search.config.SearchConfig`)."""
+    def score(self, name: str, code: str, race: Race | None = None) -> Scored:
+        """Check ``code`` and, if it passes, compute its fitness on every seed (in a
+        ``race``, if given: see :class:`~tpdisc.search.config.SearchConfig`)."""
         error = self.check(name, code)
         if error is not None:
             return Scored(error=error)
         try:
-            return self._evaluate(self.spec(name, code), bar)
+            return self._evaluate(self.spec(name, code), race)
         except ProtocolError as err:
             return Scored(error=error_text(err))
 
-    def score_many(self, candidates: Sequence[tuple[str, str, float | None]]) -> list[Scored]:
+    def score_many(self, candidates: Sequence[tuple[str, str, Race | None]]) -> list[Scored]:
         """:meth:`score` for each ``(name, code)``, at once where the executor allows: each
         candidate's check and simulations run in a thread of their own, the simulations of
         all of them sharing the workers (more in flight than one candidate has, for an
         executor with many workers). Each candidate still stops at its first failure, as
         alone."""
         if len(candidates) <= 1 or not self.executor.concurrent:
-            return [self.score(name, code, bar) for name, code, bar in candidates]
+            return [self.score(name, code, race) for name, code, race in candidates]
         with ThreadPoolExecutor(len(candidates), thread_name_prefix="candidate") as threads:
             return list(threads.map(lambda item: self.score(*item), candidates))
 
