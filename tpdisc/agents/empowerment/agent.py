@@ -542,9 +542,9 @@ class EmpowermentAgent(Agent):
 
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
         """Draw this step's pair (see :meth:`_choose`). What holds for one decision only is
-        applied around the draw and undone after it: received successes known for one step
-        (``remember=step``) and, with ``owns=usable``, known successes whose result is
-        usable now, worth nothing this step."""
+        applied around the draw and undone after it: received failures and successes known
+        for one step (``failures=step``, ``remember=step``) and, with ``owns=usable``, known
+        successes whose result is usable now, worth nothing this step."""
         # Known successes to value with the social elements as owned: only where a received
         # success is known at all (received=item); the social pairs' prior values count
         # them as owned whenever owns=usable (see _social_prior).
