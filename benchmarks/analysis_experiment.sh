@@ -4,12 +4,12 @@
 # Usage: TPDISC_RECIPES=PATH [MODEL=NAME] bash benchmarks/analysis_experiment.sh [OUT]
 # (68 min on 2 cores shared with other jobs, load 4-6; an empty cache by default, so the
 # prior is built first; rerunning resumes). MODEL: the agents' --empowerment-model
-# (default: calibrated, the model of the figures in docs/analysis.md; MODEL=previous gives
-# the earlier run it quotes).
+# (default: calibrated-step, the model of the figures in docs/analysis.md; MODEL=calibrated
+# and MODEL=previous give the earlier runs it quotes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/analysis}
-MODEL=${MODEL:-calibrated}
+MODEL=${MODEL:-calibrated-step}
 export TPDISC_CACHE=${TPDISC_CACHE:-$(mktemp -d)}
 mkdir -p "$OUT/runs"
 date -u +"start %FT%TZ"; git rev-parse --short HEAD
