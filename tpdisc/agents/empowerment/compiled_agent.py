@@ -23,6 +23,10 @@ from tpdisc.agents.empowerment.model import EmpowermentModel
 from tpdisc.agents.empowerment.options import Scratch, SocialPairs, softmax_draw_compiled
 from tpdisc.agents.empowerment.tables import EmpowermentTables
 
+Arrays4 = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# What the learning kernels read and change (CompiledEmpowermentAgent._knowledge).
+Knowledge = tuple[Arrays4, Arrays4, tuple[np.ndarray, np.ndarray], int, float, float, bool]
+
 
 def make_agent(
     tables: EmpowermentTables,
@@ -115,58 +119,50 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
         self._social_cache.clear()
         self._social_pairs_kept.forget(e)
 
-    def observe_received(self, memories: Sequence[Memory]) -> None:
+    def _knowledge(self) -> Knowledge:
+        """What the learning kernels read and change: (known, row_of, item, owned), the
+        rows' (code, frozen, a, value), the live options' (position, x), then their count,
+        sum, sum of squares and whether they need a rebuild."""
         rows, live = self.rows, self.live
+        return (
+            (self.known, self.row_of, self.known_item, self.owned),
+            (rows.code, rows.frozen, rows.a, rows.value),
+            (live.position, live.x),
+            live.count,
+            live.total,
+            live.squares,
+            live.dirty,
+        )
+
+    def observe_received(self, memories: Sequence[Memory]) -> None:
+        live = self.live
         self._reserve_pending(len(memories))
         live.count, live.total, live.squares, live.dirty, n_pending = kernels.learn(
             np.array(memories, dtype=np.int64).reshape(-1, 3),
             self._received,
             self._keep,
             self.tables.pair_id,
-            (self.known, self.row_of, self.known_item, self.owned),
-            (rows.code, rows.frozen, rows.a, rows.value),
-            (live.position, live.x),
-            live.count,
-            live.total,
-            live.squares,
-            live.dirty,
+            *self._knowledge(),
             self._pending[self._n_pending :],
         )
         self._n_pending += n_pending
 
     def _know_for_now(self) -> None:
-        rows, live, n = self.rows, self.live, self._n_pending
+        live, n = self.live, self._n_pending
         if n > self._undo_ids.shape[0]:
             self._undo_ids = np.empty((n, 4), dtype=np.int64)
             self._undo_values = np.empty((n, 2))
         live.count, live.total, live.squares, live.dirty, self._n_undo = kernels.know_for_now(
-            self._pending,
-            n,
-            (self.known, self.row_of, self.known_item, self.owned),
-            (rows.code, rows.frozen, rows.a, rows.value),
-            (live.position, live.x),
-            live.count,
-            live.total,
-            live.squares,
-            live.dirty,
-            (self._undo_ids, self._undo_values),
+            self._pending, n, *self._knowledge(), (self._undo_ids, self._undo_values)
         )
         self._n_pending = 0
 
     def _forget(self) -> None:
         if not self._n_undo:  # every pair it was told of was known already
             return
-        rows, live = self.rows, self.live
+        live = self.live
         live.count, live.total, live.squares, live.dirty = kernels.forget(
-            (self._undo_ids, self._undo_values),
-            self._n_undo,
-            self.known,
-            (rows.code, rows.frozen, rows.a, rows.value),
-            (live.position, live.x),
-            live.count,
-            live.total,
-            live.squares,
-            live.dirty,
+            (self._undo_ids, self._undo_values), self._n_undo, *self._knowledge()
         )
 
     def _social_prior_values(

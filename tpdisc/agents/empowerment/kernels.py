@@ -374,6 +374,25 @@ def _live_update(
     return count, total, squares, dirty
 
 
+@inline
+def _freeze(
+    r: int,
+    new_code: int,
+    item: np.ndarray,
+    owned: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> float:
+    """Row ``r``'s outcome is now known (``new_code``): frozen at its known value, which
+    is returned."""
+    code, frozen, a, value = rows
+    v = _known_value(new_code, item, owned)
+    code[r] = new_code
+    frozen[r] = True
+    a[r] = v
+    value[r] = v
+    return v
+
+
 @kernel
 def learn(
     memories: np.ndarray,
@@ -400,7 +419,6 @@ def learn(
     (position, x).
     """
     known, row_of, item, owned = agent
-    code, frozen, a, value = rows
     position, x = live
     keep_failures, keep_successes = keep
     n_pending = 0
@@ -427,11 +445,7 @@ def learn(
         r = row_of[p] - 1
         if r < 0:
             continue
-        v = _known_value(new_code, item, owned)
-        code[r] = new_code
-        frozen[r] = True
-        a[r] = v
-        value[r] = v
+        v = _freeze(r, new_code, item, owned, rows)
         count, total, squares, dirty = _live_update(r, v, position, x, count, total, squares, dirty)
     return count, total, squares, dirty, n_pending
 
@@ -471,11 +485,7 @@ def know_for_now(
             undo_ids[n_undo, 3] = frozen[r]
             undo_values[n_undo, 0] = a[r]
             undo_values[n_undo, 1] = value[r]
-            v = _known_value(new_code, item, owned)
-            code[r] = new_code
-            frozen[r] = True
-            a[r] = v
-            value[r] = v
+            v = _freeze(r, new_code, item, owned, rows)
             count, total, squares, dirty = _live_update(
                 r, v, position, x, count, total, squares, dirty
             )
@@ -487,7 +497,7 @@ def know_for_now(
 def forget(
     undo: tuple[np.ndarray, np.ndarray],
     n_undo: int,
-    known: np.ndarray,
+    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     live: tuple[np.ndarray, np.ndarray],
     count: int,
@@ -496,6 +506,7 @@ def forget(
     dirty: bool,
 ) -> tuple[int, float, float, bool]:
     """Undo :func:`know_for_now`, last entry first; returns the live options' numbers."""
+    known = agent[0]
     code, frozen, a, value = rows
     position, x = live
     undo_ids, undo_values = undo
