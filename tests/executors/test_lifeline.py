@@ -225,3 +225,48 @@ def test_a_test_killed_by_its_timeout_leaves_no_pool_running(tmp_path: Path, met
         process.kill()
         process.wait()
         kill_all(tree)
+
+
+INTERRUPTED_RUNS = """
+import signal, sys
+from tests.executors.test_executors import Echo
+from tpdisc.executors.process import ProcessExecutor
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGALRM, interrupt)
+    for delay in (0.2, 0.35, 0.5, 0.65, 0.8, 0.95):
+        executor = ProcessExecutor(2)
+        signal.setitimer(signal.ITIMER_REAL, delay)
+        try:
+            executor.run([Echo(k) for k in range(20000)])
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            print("finished before the interrupt", flush=True)
+        except KeyboardInterrupt:
+            pass
+        executor.close()
+        print("closed", flush=True)
+"""
+
+
+def test_a_run_interrupted_anywhere_leaves_a_pool_that_closes(tmp_path: Path) -> None:
+    # An interrupt (Ctrl-C's KeyboardInterrupt) lands wherever the main thread is; the
+    # pool must then shut down, not wait for ever on a lock the interrupt left held.
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED_RUNS)
+    owner = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=environment(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, _ = owner.communicate(timeout=60)
+        assert out.split("\n").count("closed") == 6, out
+    finally:
+        tree = descendants(owner.pid)
+        owner.kill()
+        owner.wait()
+        kill_all(tree)

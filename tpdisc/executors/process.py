@@ -6,10 +6,11 @@ import ast
 import functools
 import multiprocessing
 import os
+import queue
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
@@ -122,13 +123,28 @@ class ProcessExecutor(Executor):
         payloads = [packer.pack(t) for t in tasks]
         pool = self._get_pool()
         futures: dict[Future[Any], int] = {}
+        # Finished futures arrive through a queue rather than concurrent.futures.wait, which
+        # locks every pending future on each call: quadratic in the tasks, and a
+        # KeyboardInterrupt among those thousands of acquisitions leaves some held, so the
+        # pool's manager thread blocks on them and the interrupted command never ends.
+        finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         try:
             for k, p in enumerate(payloads):
-                futures[pool.submit(run_payload, p, [packer.blobs[key] for key in p.keys])] = k
+                submitted: Future[Any] = pool.submit(
+                    run_payload, p, [packer.blobs[key] for key in p.keys]
+                )
+                futures[submitted] = k
+                submitted.add_done_callback(finished.put)
             results: list[Any] = [None] * len(tasks)
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            left = len(futures)
+            while left:
+                done = [finished.get()]
+                while True:
+                    try:
+                        done.append(finished.get_nowait())
+                    except queue.Empty:
+                        break
+                left -= len(done)
                 # Report in task order among those that finished together, for stable output.
                 for future in sorted(done, key=futures.__getitem__):
                     result = future.result()
