@@ -7,6 +7,7 @@ import functools
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -124,12 +125,24 @@ class ProcessExecutor(Executor):
         pool = self._get_pool()
         futures: dict[Future[Any], int] = {}
         # Finished futures arrive through a queue rather than concurrent.futures.wait, which
-        # locks every pending future on each call: quadratic in the tasks, and a
-        # KeyboardInterrupt among those thousands of acquisitions leaves some held, so the
-        # pool's manager thread blocks on them and the interrupted command never ends.
-        finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+        # locks every pending future on each call (quadratic in the tasks).
+        finished: queue.SimpleQueue[Future[Any] | None] = queue.SimpleQueue()
+        # Ctrl-C must not raise inside the pool's own code (a future's lock, the manager's
+        # wake-up pipe half written): either leaves the pool's manager thread blocked, and
+        # the interrupted command waits for it for ever. The interrupt is noted here and
+        # raised below, between two calls into the pool.
+        interrupted: list[bool] = []
+
+        def on_interrupt(signum: int, frame: object) -> None:
+            interrupted.append(True)
+            finished.put(None)  # SimpleQueue.put is safe in a signal handler
+
+        previous = _hold_interrupts(on_interrupt)
+        complete = False
         try:
             for k, p in enumerate(payloads):
+                if interrupted:
+                    raise KeyboardInterrupt
                 submitted: Future[Any] = pool.submit(
                     run_payload, p, [packer.blobs[key] for key in p.keys]
                 )
@@ -144,13 +157,17 @@ class ProcessExecutor(Executor):
                         done.append(finished.get_nowait())
                     except queue.Empty:
                         break
-                left -= len(done)
+                if interrupted:
+                    raise KeyboardInterrupt
+                arrived = [future for future in done if future is not None]
+                left -= len(arrived)
                 # Report in task order among those that finished together, for stable output.
-                for future in sorted(done, key=futures.__getitem__):
+                for future in sorted(arrived, key=futures.__getitem__):
                     result = future.result()
                     results[futures[future]] = result
                     if on_result is not None:
                         on_result(result)
+            complete = True
             return results
         except BrokenProcessPool as err:
             self._pool = None
@@ -158,10 +175,25 @@ class ProcessExecutor(Executor):
                 f"a worker process died unexpectedly (out of memory or killed?): {err}"
             ) from err
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
             for future in futures:
                 future.cancel()
+            if interrupted and complete:  # Ctrl-C after the last result: still honoured
+                raise KeyboardInterrupt
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+def _hold_interrupts(handler: Callable[[int, Any], None]) -> Any:
+    """Install ``handler`` for SIGINT in place of Python's KeyboardInterrupt, and return
+    the handler it replaced; None (nothing installed) outside the main thread or where
+    SIGINT already has a handler of someone else's."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return None
+    return signal.signal(signal.SIGINT, handler)
