@@ -111,6 +111,15 @@ class TransmissionProtocol:
 """
 
 
+# SIGINT at Python's default even when the suite was started in the background by a
+# non-interactive shell (`pytest &`, nohup), whose children inherit SIGINT ignored: there a
+# Ctrl-C reaches no one, as it should not, and this test would wait for nothing.
+INTERRUPTIBLE_MAIN = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from tpdisc.cli import main; main()"
+)
+
+
 @pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_a_command_ended_by_a_signal_leaves_nothing_behind(
     tmp_path: Path, ending: signal.Signals
@@ -118,11 +127,14 @@ def test_a_command_ended_by_a_signal_leaves_nothing_behind(
     recipes, protocol = tmp_path / "toy.json", tmp_path / "ring.py"
     recipes.write_text(json.dumps(TOY))
     protocol.write_text(PROTOCOL)
-    command = [sys.executable, "-c", "from tpdisc.cli import main; main()", "evaluate",
+    command = [sys.executable, "-c", INTERRUPTIBLE_MAIN, "evaluate",
                str(protocol), "asocial", "--recipes", str(recipes), "--agent-type",
                "stochastic", "--sims", "5000", "--steps", "40", "--workers", "2"]  # fmt: skip
     process = subprocess.Popen(
-        command, env=environment(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        env=environment(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     tree: Tree = {}
     try:
@@ -237,6 +249,7 @@ def ctrl_c(signum, frame):
     signal.raise_signal(signal.SIGINT)
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignoring it
     signal.signal(signal.SIGALRM, ctrl_c)
     for delay in [0.1 * k for k in range(1, 13)]:
         executor = ProcessExecutor(2)

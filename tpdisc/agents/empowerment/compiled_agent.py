@@ -149,6 +149,9 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
 
     def _know_for_now(self) -> None:
         live, n = self.live, self._n_pending
+        if not n:  # nothing received to know for now: no kernel call (most choices)
+            self._n_undo = 0
+            return
         if n > self._undo_ids.shape[0]:
             self._undo_ids = np.empty((n, 4), dtype=np.int64)
             self._undo_values = np.empty((n, 2))
