@@ -11,7 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
+from tpdisc.analysis import simulate
 from tpdisc.analysis.ablation import COMPARE_SEEDS, RANK_SEEDS, ablation_study, rank, select
+from tpdisc.analysis.feature_study import feature_study
 from tpdisc.analysis.simulate import load_run, logged_pairs
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore
 from tpdisc.analysis.volume import volume_study
@@ -221,6 +223,61 @@ def test_logged_pairs_hand_over_logs_and_store_features(run) -> None:
     assert seen == []  # features stored: nothing to do
     logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=3)
     assert len(seen) == 6 * 3  # features over other seeds are not these
+
+
+def test_an_ablation_after_the_features_reuses_their_pairs_and_gets_the_same_numbers(
+    tmp_path, toy_graph
+) -> None:
+    alone = load_run(make_run(tmp_path / "alone"), graph=toy_graph)
+    expected = ablation_study([alone], CountingExecutor(), top=2, bottom=2).to_json()
+
+    run = load_run(make_run(tmp_path / "after"), graph=toy_graph)
+    feature_study([run], CountingExecutor())
+    pool = CountingExecutor()
+    after = ablation_study([run], pool, top=2, bottom=2).to_json()
+    assert pool.tasks == []  # every pair the ablation needs was logged by the features
+    assert json.dumps(after).replace(str(run.path), "") == json.dumps(expected).replace(
+        str(alone.path), ""
+    )
+
+
+def test_features_run_in_batches_of_whole_protocols_and_a_failure_stops_only_its_own(
+    tmp_path, toy_graph, monkeypatch
+) -> None:
+    path = make_run(tmp_path / "run", n_protocols=5)
+    with Archive(path / Archive.FILE_NAME) as archive:
+        broken = CODE.replace("return out", "return {99: []} if i_step == 3 else out")
+        row = Candidate(
+            name="bad",
+            iteration=9,
+            attempt=0,
+            mode="warm-up",
+            status="valid",
+            proposer="test",
+            code=broken.replace("K", "1"),
+            fitness_mean=1.0,
+            fitness_values=[1.0] * 4,
+            seeds=[0, 1, 2, 3],
+        )
+        archive.finish_iteration(9, "warm-up", [row])
+    run = load_run(path, graph=toy_graph)
+    monkeypatch.setattr(simulate, "LOGGED_BATCH", 8)
+    runs_of_executor: list[int] = []
+
+    class Batches(CountingExecutor):
+        def run(self, tasks, on_result=None):
+            runs_of_executor.append(len(tasks))
+            return super().run(tasks, on_result)
+
+    study = feature_study([run], Batches(), n_sims=4)
+    # whole protocols of 4 seeds, at least 8 pairs a batch: 2 + 2 + the last 2
+    assert runs_of_executor == [8, 8, 8]
+    assert study.n_protocols == 5 and list(study.failed) == [f"{path}:bad"]
+    assert "99" in study.failed[f"{path}:bad"]
+    with AnalysisStore(run.archive_path) as store:
+        key = store.register(run.settings)
+        stored = store.features(key, [p.id for p in run.protocols], seeds=[0, 1, 2, 3])
+        assert sorted(stored) == [p.id for p in run.protocols if p.name != "bad"]
 
 
 TINY = ["--sims", "2", "--steps", "8", "--agents", "4", "--agent-type", "stochastic"]

@@ -12,6 +12,7 @@ from tpdisc.agents.base import FAILED
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.protocols.ablation import ReplayProtocol, ScheduleReplay
+from tpdisc.protocols.exchanges import validate_exchanges
 from tpdisc.protocols.interface import AgentStates
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.sim.config import SimConfig
@@ -63,6 +64,23 @@ def test_replay_keeps_schedule_and_changes_content(toy: Domain) -> None:
     assert success_rate(ablated) < 0.9
     assert original.log is not None and ablated.log is not None
     assert original.log.memory_index != ablated.log.memory_index
+
+
+def test_replay_answers_in_the_canonical_form_the_game_trusts_unchecked(toy: Domain) -> None:
+    config = SimConfig(n_agents=4, n_steps=30, agent_type="stochastic")
+    original = run_simulation(toy, config, ObjectProtocol("successes", SuccessesToNext), 2)
+    # several teachers for one learner, and more memories asked of a teacher than it has
+    schedule = Schedule([[(1, 0, 2), (2, 0, 1), (3, 2, 9)], *original.schedule.steps])
+    states = {
+        i: {"inventory": (), "memories": tuple(("a", "b", None) for _ in range(4))}
+        for i in range(4)
+    }
+    with ReplayProtocol("replay", schedule).open(4, len(schedule.steps), 0) as runner:
+        assert runner.canonical
+        for step in range(len(schedule.steps)):
+            raw = runner.share(step, states)
+            assert raw == validate_exchanges(raw, [4] * 4)
+            assert all(type(s) is int and type(i) is int for e in raw.values() for s, i in e)
 
 
 def test_ablated_task_pairs_runs_of_one_seed(toy: Domain) -> None:

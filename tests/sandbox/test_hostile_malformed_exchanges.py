@@ -59,7 +59,9 @@ def test_lenient_forms_are_accepted_and_canonicalised() -> None:
     """
     with source_spec(protocol(share, reach_sys=False)).open(3, 5, 0) as runner:
         raw = runner.share(0, toy_states())
+        assert runner.canonical  # the game trusts the decoded reply unchecked
     assert raw == {0: [(1, 0), (2, 1)], 2: [(0, 1)]}
+    assert all(type(s) is int and type(i) is int for e in raw.values() for s, i in e)
     assert raw == validate_exchanges(
         {np.int64(0): [(np.int64(1), np.int32(0)), [2, 1]], 2: np.array([[0, 1]]), 1: []},
         [2, 2, 2],

@@ -175,6 +175,8 @@ def test_a_rerun_redoes_no_finished_stage(tiny_study: Path) -> None:
         sessions = {name: store.sessions_of(name) for name in ("baselines", "best")}
     finished = [e["stage"] for e in events if e["event"] == "finished"]
     assert sorted(finished) == sorted(STAGE_NAMES)  # each stage finished exactly once
+    # the ablation comes after the features, whose stored pairs it reuses
+    assert finished.index("features") < finished.index("ablation")
     second = [e for e in events if e["session"] == 2]
     assert {e["stage"] for e in second if e["event"] == "skipped"} == {"baselines", "search"}
     assert not [

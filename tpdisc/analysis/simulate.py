@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore, SimSummary
 from tpdisc.config_tree import flatten, with_value
@@ -34,7 +34,7 @@ from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.sim.config import EvaluationConfig, SimConfig
-from tpdisc.sim.evaluate import AblatedTask, SimTask, evaluate_ablated, prepare_simulation
+from tpdisc.sim.evaluate import AblatedTask, SimTask, prepare_simulation
 from tpdisc.sim.game import SimResult
 
 
@@ -321,6 +321,27 @@ PairCallback = Callable[[Protocol, int, SimResult, SimResult], None]
 FinishCallback = Callable[[Protocol], Mapping[str, Mapping[str, float | None]] | None]
 
 
+# Pairs sent to the executor at once by logged_pairs: whole protocols, so that the workers
+# wait for the slowest pair once per batch rather than once per protocol, while the logged
+# results the executor holds until a batch ends stay bounded (about 200 kB a pair).
+LOGGED_BATCH = 120
+
+
+@dataclass(frozen=True)
+class LoggedPair:
+    """A logged simulation and its replay, tagged with its protocol's place in the batch;
+    a protocol's failure comes back as text, so that it does not end the batch."""
+
+    protocol: int
+    task: AblatedTask
+
+    def __call__(self) -> tuple[int, int, tuple[SimResult, SimResult] | str]:
+        try:
+            return self.protocol, self.task.seed, self.task()
+        except ProtocolError as err:
+            return self.protocol, self.task.seed, str(err)
+
+
 def logged_pairs(
     runs: Sequence[Run],
     on_pair: PairCallback,
@@ -332,64 +353,99 @@ def logged_pairs(
 ) -> dict[tuple[str, int], str]:
     """For every protocol of ``runs``: its original and ablated simulations on its
     evaluation seeds (the first ``n_sims`` of them, if given), transmission logs recorded,
-    each pair handed to ``on_pair(protocol, seed, original, ablated)`` as it arrives.
+    handed to ``on_pair(protocol, seed, original, ablated)`` seed by seed once the
+    protocol's last pair is in.
 
     This is the data path of ``tpdisc analyze features``: ``on_pair`` accumulates the
     events of a protocol, ``finish`` turns them into feature values per condition, which
     are stored (kind ``features/CONDITION``, seed :data:`ALL_SEEDS`, with the seeds they
     pool) in the same transaction as the protocol's summaries. With ``finish``, protocols
     whose features over the same seeds are stored already are skipped, so an interrupted
-    analysis resumes. Protocols run one after another (each one's seeds in parallel), so
-    that no more than one protocol's logs are held at once. Returns the failures, by (run,
-    protocol id).
+    analysis resumes; and an ablation over the same seeds later finds their pairs stored.
+    Protocols go to the executor a few at a time (:data:`LOGGED_BATCH` pairs), so that the
+    logs held at once stay bounded. Returns the failures, by (run, protocol id): a failing
+    protocol is neither handed over nor stored.
     """
     errors: dict[tuple[str, int], str] = {}
     for run in runs:
-        with run.store() as store:
-            key = store.register(run.settings)
-            for protocol in run.protocols:
-                seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
-                if finish is not None and store.features(key, [protocol.id], seeds):
-                    continue
-                try:
-                    rows = _logged_protocol(run, protocol, seeds, on_pair, executor, on_simulation)
-                except ProtocolError as err:
-                    errors[(protocol.run, protocol.id)] = str(err)
-                    continue
-                features = finish(protocol) if finish is not None else None
-                for condition, values in (features or {}).items():
-                    value = {"seeds": list(seeds), "features": dict(values)}
-                    rows.append((FEATURES + condition, ALL_SEEDS, value))
-                store.put(protocol.id, key, rows)
+        errors.update(_logged_run(run, on_pair, executor, finish, n_sims, on_simulation))
     return errors
 
 
-def _logged_protocol(
+def _logged_run(
     run: Run,
-    protocol: Protocol,
-    seeds: Sequence[int],
     on_pair: PairCallback,
     executor: Executor,
+    finish: FinishCallback | None,
+    n_sims: int | None,
     on_simulation: Callable[[str], None] | None,
-) -> list[tuple[str, int, Any]]:
-    """One protocol's logged pairs through ``on_pair``; returns its summaries to store."""
-    rows: list[tuple[str, int, Any]] = []
+) -> dict[tuple[str, int], str]:
+    """:func:`logged_pairs` of one run."""
+    errors: dict[tuple[str, int], str] = {}
+    with run.store() as store:
+        key = store.register(run.settings)
+        todo: list[tuple[Protocol, tuple[int, ...]]] = []
+        for protocol in run.protocols:
+            seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
+            if finish is None or not store.features(key, [protocol.id], seeds):
+                todo.append((protocol, tuple(seeds)))
+        if todo:
+            prepare_simulation(run.domain, run.sim)
 
-    def arrived(pair: tuple[SimResult, SimResult]) -> None:
-        original, ablated = pair
-        for kind, result in ((ORIGINAL, original), (ABLATED, ablated)):
-            rows.append((kind, result.seed, summarise(result, run.sim.n_agents).to_json()))
-        on_pair(protocol, original.seed, original, ablated)
+        def complete(protocol: Protocol, pairs: list[tuple[SimResult, SimResult]]) -> None:
+            rows: list[tuple[str, int, Any]] = []
+            for original, ablated in pairs:
+                for kind, result in ((ORIGINAL, original), (ABLATED, ablated)):
+                    summary = summarise(result, run.sim.n_agents)
+                    rows.append((kind, result.seed, summary.to_json()))
+                on_pair(protocol, original.seed, original, ablated)
+            features = finish(protocol) if finish is not None else None
+            for condition, values in (features or {}).items():
+                value = {"seeds": [o.seed for o, _ in pairs], "features": dict(values)}
+                rows.append((FEATURES + condition, ALL_SEEDS, value))
+            store.put(protocol.id, key, rows)
+
+        batch: list[tuple[Protocol, tuple[int, ...]]] = []
+        for k, item in enumerate(todo):
+            batch.append(item)
+            if sum(len(seeds) for _, seeds in batch) >= LOGGED_BATCH or k == len(todo) - 1:
+                failed = _logged_batch(run, batch, complete, executor, on_simulation)
+                errors.update({(p.run, p.id): error for p, error in failed})
+                batch = []
+    return errors
+
+
+def _logged_batch(
+    run: Run,
+    batch: Sequence[tuple[Protocol, tuple[int, ...]]],
+    complete: Callable[[Protocol, list[tuple[SimResult, SimResult]]], None],
+    executor: Executor,
+    on_simulation: Callable[[str], None] | None,
+) -> list[tuple[Protocol, str]]:
+    """The logged pairs of a few protocols in one run of the executor, each protocol's
+    handed to ``complete`` in seed order when its last is in; returns the protocols that
+    failed, each with the failure of its first failing seed."""
+    tasks = [
+        LoggedPair(k, AblatedTask(run.domain, run.sim, protocol.spec, seed, record_log=True))
+        for k, (protocol, seeds) in enumerate(batch)
+        for seed in seeds
+    ]
+    pairs: list[dict[int, tuple[SimResult, SimResult] | str]] = [{} for _ in batch]
+
+    def arrived(result: tuple[int, int, tuple[SimResult, SimResult] | str]) -> None:
+        k, seed, pair = result
+        protocol, seeds = batch[k]
+        got = pairs[k]
+        got[seed] = pair
+        if len(got) == len(seeds) and not any(isinstance(p, str) for p in got.values()):
+            complete(protocol, [cast(tuple[SimResult, SimResult], got[s]) for s in seeds])
         if on_simulation is not None:
             on_simulation(protocol.name)
 
-    evaluate_ablated(
-        run.domain,
-        run.sim,
-        protocol.spec,
-        seeds,
-        executor=executor,
-        on_result=arrived,
-        record_log=True,
-    )
-    return rows
+    executor.run(tasks, arrived)
+    failed = []
+    for (protocol, seeds), got in zip(batch, pairs, strict=True):
+        errors = [error for s in seeds if isinstance(error := got.get(s), str)]
+        if errors:
+            failed.append((protocol, errors[0]))
+    return failed

@@ -44,4 +44,7 @@ class ReplayProtocol(ProtocolSpec):
     schedule: Schedule
 
     def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
-        return InProcessRunner(self.name, ScheduleReplay(self.schedule, seed), snapshots=True)
+        # Canonical by construction: recorded (teacher, learner) ids, indices drawn below
+        # each teacher's count, no empty list (a schedule records no zero counts).
+        replay = ScheduleReplay(self.schedule, seed)
+        return InProcessRunner(self.name, replay, snapshots=True, canonical=True)

@@ -58,6 +58,10 @@ class SandboxWarning(UserWarning):
 class SandboxRunner(ProtocolRunner):
     """Runs one protocol instance in its own confined worker for one simulation."""
 
+    # decode_exchanges checks every id and index of a reply and builds the canonical form
+    # validate_exchanges would: the game need not check it again.
+    canonical = True
+
     def __init__(
         self, spec: SourceProtocol, n_agents: int, n_steps: int, seed: int, config: SandboxConfig
     ) -> None:

@@ -63,8 +63,10 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("baselines", baselines_stage),
     ("search", _search_and_figure),
     ("best", _best_and_performance),
-    ("ablation", ablation_stage),
+    # Features before the ablation: their logged pairs are stored with the same summaries,
+    # so the ablation of the same runs finds those of its seeds already simulated.
     ("features", features_stage),
+    ("ablation", ablation_stage),
     ("volume", volume_stage),
     ("embeddings", embeddings_stage),
     ("generalization", generalization_stage),
