@@ -94,6 +94,24 @@ def make_run(path: Path, n_protocols: int = 6) -> Path:
     return path
 
 
+def add_bad_protocol(path: Path, code: str, n_seeds: int) -> None:
+    """Archive ``code`` as protocol "bad", valid on its first ``n_seeds`` seeds."""
+    with Archive(path / Archive.FILE_NAME) as archive:
+        row = Candidate(
+            name="bad",
+            iteration=9,
+            attempt=0,
+            mode="warm-up",
+            status="valid",
+            proposer="test",
+            code=code,
+            fitness_mean=1.0,
+            fitness_values=[1.0] * n_seeds,
+            seeds=list(range(n_seeds)),
+        )
+        archive.finish_iteration(9, "warm-up", [row])
+
+
 @pytest.fixture
 def run(tmp_path, toy_graph):
     return load_run(make_run(tmp_path / "run"), graph=toy_graph)
@@ -125,23 +143,10 @@ def test_ranking_uses_seeds_0_to_14_and_comparison_15_to_29(run) -> None:
 
 def test_a_failing_protocol_is_reported_and_left_out(tmp_path, toy_graph) -> None:
     path = make_run(tmp_path / "run", n_protocols=3)
-    with Archive(path / Archive.FILE_NAME) as archive:
-        broken = "class TransmissionProtocol:\n    def __init__(self, n_agents, n_steps):\n"
-        broken += "        pass\n    def share_memories(self, i_step, agent_states):\n"
-        broken += "        return {99: []}\n"
-        row = Candidate(
-            name="bad",
-            iteration=9,
-            attempt=0,
-            mode="warm-up",
-            status="valid",
-            proposer="test",
-            code=broken,
-            fitness_mean=1.0,
-            fitness_values=[1.0],
-            seeds=[0],
-        )
-        archive.finish_iteration(9, "warm-up", [row])
+    broken = "class TransmissionProtocol:\n    def __init__(self, n_agents, n_steps):\n"
+    broken += "        pass\n    def share_memories(self, i_step, agent_states):\n"
+    broken += "        return {99: []}\n"
+    add_bad_protocol(path, broken, n_seeds=1)
     run = load_run(path, graph=toy_graph)
     result = volume_study([run], CountingExecutor(), n_sims=1)
     assert result.n == 3 and list(result.failed) == [f"{path}:bad"]  # by its name
@@ -245,21 +250,8 @@ def test_features_run_in_batches_of_whole_protocols_and_a_failure_stops_only_its
     tmp_path, toy_graph, monkeypatch
 ) -> None:
     path = make_run(tmp_path / "run", n_protocols=5)
-    with Archive(path / Archive.FILE_NAME) as archive:
-        broken = CODE.replace("return out", "return {99: []} if i_step == 3 else out")
-        row = Candidate(
-            name="bad",
-            iteration=9,
-            attempt=0,
-            mode="warm-up",
-            status="valid",
-            proposer="test",
-            code=broken.replace("K", "1"),
-            fitness_mean=1.0,
-            fitness_values=[1.0] * 4,
-            seeds=[0, 1, 2, 3],
-        )
-        archive.finish_iteration(9, "warm-up", [row])
+    broken = CODE.replace("return out", "return {99: []} if i_step == 3 else out")
+    add_bad_protocol(path, broken.replace("K", "1"), n_seeds=4)
     run = load_run(path, graph=toy_graph)
     monkeypatch.setattr(simulate, "LOGGED_BATCH", 8)
     runs_of_executor: list[int] = []
