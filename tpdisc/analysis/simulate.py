@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore, SimSummary
 from tpdisc.config_tree import flatten, with_value
@@ -406,12 +406,14 @@ def _logged_run(
             store.put(protocol.id, key, rows)
 
         batch: list[tuple[Protocol, tuple[int, ...]]] = []
-        for k, item in enumerate(todo):
-            batch.append(item)
-            if sum(len(seeds) for _, seeds in batch) >= LOGGED_BATCH or k == len(todo) - 1:
+        pairs = 0
+        for k, (protocol, seeds) in enumerate(todo):
+            batch.append((protocol, seeds))
+            pairs += len(seeds)
+            if pairs >= LOGGED_BATCH or k == len(todo) - 1:
                 failed = _logged_batch(run, batch, complete, executor, on_simulation)
                 errors.update({(p.run, p.id): error for p, error in failed})
-                batch = []
+                batch, pairs = [], 0
     return errors
 
 
@@ -430,22 +432,24 @@ def _logged_batch(
         for k, (protocol, seeds) in enumerate(batch)
         for seed in seeds
     ]
-    pairs: list[dict[int, tuple[SimResult, SimResult] | str]] = [{} for _ in batch]
+    pairs: list[dict[int, tuple[SimResult, SimResult]]] = [{} for _ in batch]
+    failures: list[dict[int, str]] = [{} for _ in batch]
 
     def arrived(result: tuple[int, int, tuple[SimResult, SimResult] | str]) -> None:
         k, seed, pair = result
         protocol, seeds = batch[k]
-        got = pairs[k]
-        got[seed] = pair
-        if len(got) == len(seeds) and not any(isinstance(p, str) for p in got.values()):
-            complete(protocol, [cast(tuple[SimResult, SimResult], got[s]) for s in seeds])
+        if isinstance(pair, str):
+            failures[k][seed] = pair
+        else:
+            pairs[k][seed] = pair
+            if len(pairs[k]) == len(seeds):
+                complete(protocol, [pairs[k][s] for s in seeds])
         if on_simulation is not None:
             on_simulation(protocol.name)
 
     executor.run(tasks, arrived)
-    failed = []
-    for (protocol, seeds), got in zip(batch, pairs, strict=True):
-        errors = [error for s in seeds if isinstance(error := got.get(s), str)]
-        if errors:
-            failed.append((protocol, errors[0]))
-    return failed
+    return [
+        (protocol, next(failed[s] for s in seeds if s in failed))
+        for (protocol, seeds), failed in zip(batch, failures, strict=True)
+        if failed
+    ]
