@@ -151,14 +151,16 @@ def test_a_command_ended_by_a_signal_leaves_nothing_behind(
 
 
 GIL_HOLDER = """
-import os, re, sys, time
+import os, re
 from tpdisc.executors.process import ProcessExecutor
 
 class Stuck:
     # A regular expression that backtracks for ages, in C, holding the GIL throughout:
     # a thread of this process waiting to end it cannot run.
     def __call__(self):
-        print(os.getpid(), flush=True)
+        # One write of less than PIPE_BUF bytes: the two workers' lines cannot interleave
+        # (print writes the number and the newline separately).
+        os.write(1, b"%d\\n" % os.getpid())
         return re.match(r"(a+)+$", "a" * 40 + "b")
 
 if __name__ == "__main__":
