@@ -6,6 +6,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -133,6 +134,43 @@ def test_results_come_back_in_task_order_and_progress_fires_as_they_arrive(pool,
     assert pool.run(tasks, on_result) == [0, 1, 2, 3]
     assert sorted(seen) == [0, 1, 2, 3]
     assert seen[0] != 0
+
+
+def test_interrupt_ends_a_run_in_another_thread_before_its_tasks_do(pool, tmp_path) -> None:
+    never_yet = tmp_path / "made after the interrupt"
+    tasks = [Echo(0)] + [WaitsForFile(k, str(never_yet)) for k in range(1, 5)]
+    arrived: list[int] = []
+    raised: list[BaseException] = []
+    first = threading.Event()
+
+    def on_result(value: int) -> None:
+        arrived.append(value)
+        first.set()
+
+    def run() -> None:
+        try:
+            pool.run(tasks, on_result)
+        except BaseException as err:
+            raised.append(err)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert first.wait(60)
+        pool.interrupt()
+        thread.join(60)
+        assert not thread.is_alive()
+        assert [type(err) for err in raised] == [KeyboardInterrupt]
+        assert arrived == [0]  # the waiting tasks could not have finished
+    finally:
+        never_yet.touch()  # lets the pool's workers go on to the next test's tasks
+        thread.join(60)
+
+
+def test_threads_share_a_pool_of_several_workers_only() -> None:
+    assert ProcessExecutor(2).concurrent
+    assert not ProcessExecutor(1).concurrent  # its runs simulate in the calling thread
+    assert not SerialExecutor().concurrent
 
 
 def test_workers_unpickle_the_graph_once(toy_graph, pool) -> None:

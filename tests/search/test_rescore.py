@@ -87,3 +87,13 @@ def test_in_a_log_the_search_prints_a_line_per_tenth_and_per_few_seconds_at_most
     printed = out.getvalue().splitlines()
     assert len(printed) == lines, printed
     assert printed[-1] == "iterations: 40/40 (best 50.00 | last i0040 1.00)"
+
+
+def test_a_search_named_by_its_run_says_so_in_each_line_of_a_log() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=150)
+    with SearchProgress(console, 1, 0, 10, label="evolve-2") as progress:
+        progress.event(Event("iteration", 1, 1, "improve", "valid", "i0001", 1.0, 50.0, 0))
+    assert out.getvalue().splitlines() == [
+        "evolve-2 iterations: 1/1 (best 50.00 | last i0001 1.00)"
+    ]

@@ -3,6 +3,7 @@ middle of its search and rerun, the status, and one-line errors."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sqlite3
@@ -13,10 +14,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.study.test_runner import TINY
 from tpdisc.cli import app
+from tpdisc.cli import study as study_cli
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.runner import STAGE_NAMES
@@ -112,3 +115,24 @@ def test_a_study_killed_in_its_search_resumes_without_redoing_anything(tmp_path:
 def test_presets_are_valid_configs(preset: str) -> None:
     result = runner.invoke(app, ["study", "--preset", preset, "--print-config"])
     assert result.exit_code == 0, result.output
+
+
+def test_searches_at_once_share_one_display_with_each_bar_named_by_its_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=120)
+    monkeypatch.setattr(study_cli, "err_console", terminal)
+    ui = study_cli._CommandLineUI()
+    with ui.search(3, 0, 10, "evolve-1") as one, ui.search(3, 1, 10, "evolve-2") as two:
+        bars = one.progress
+        assert two.progress is bars and bars.live.is_started
+        assert [t.description for t in bars.tasks] == [
+            "evolve-1 iterations",
+            "evolve-1 simulations",
+            "evolve-2 iterations",
+            "evolve-2 simulations",
+        ]
+    assert not bars.live.is_started
+    assert [t.description for t in bars.tasks] == ["evolve-1 iterations", "evolve-2 iterations"]
+    with ui.search(3, 0, 10, "generate-1") as three:  # a display of its own, once both ended
+        assert three.progress is not bars

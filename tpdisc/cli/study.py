@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -62,7 +63,13 @@ StatusOpt = Annotated[
 
 
 class _CommandLineUI:
-    """The study's progress on stderr: a line per stage, rich bars for simulations."""
+    """The study's progress on stderr: a line per stage, rich bars for simulations.
+    Searches running at once share one display of bars (a console has one live display)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._bars: Any = None
+        self._searches = 0
 
     def say(self, text: str) -> None:
         err_console.print(text, highlight=False)
@@ -77,11 +84,25 @@ class _CommandLineUI:
             yield advance
 
     @contextmanager
-    def search(self, total: int, done: int, sims: int) -> Iterator[Any]:
-        from tpdisc.search.progress import SearchProgress
+    def search(self, total: int, done: int, sims: int, label: str = "") -> Iterator[Any]:
+        from tpdisc.search.progress import SearchProgress, search_bars
 
-        with SearchProgress(err_console, total, done, sims) as display:
-            yield display
+        with self._lock:
+            if self._bars is None:
+                self._bars = search_bars(err_console)
+                if err_console.is_terminal:
+                    self._bars.start()
+            self._searches += 1
+            bars = self._bars
+        try:
+            with SearchProgress(err_console, total, done, sims, label=label, bars=bars) as shown:
+                yield shown
+        finally:
+            with self._lock:
+                self._searches -= 1
+                if not self._searches:
+                    self._bars.stop()
+                    self._bars = None
 
 
 def _requested(

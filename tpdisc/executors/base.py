@@ -53,6 +53,11 @@ class Executor(ABC):
     ) -> list[R]:
         """Compute every task; ``on_result`` is called as each finishes (for progress)."""
 
+    def interrupt(self) -> None:  # noqa: B027
+        """Make every :meth:`run` in progress, in any thread, raise KeyboardInterrupt soon
+        (as Ctrl-C does to one in the main thread); an executor that cannot leaves its runs
+        to finish."""
+
     def close(self) -> None:  # noqa: B027
         """Release workers; the executor may not be used afterwards."""
 

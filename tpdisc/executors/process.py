@@ -90,13 +90,19 @@ class ProcessExecutor(Executor):
             )
         self._pool: ProcessPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # runs from several threads share one pool
+        # Each run in progress: its queue of finished futures and its interruption flag.
+        self._runs: dict[int, tuple[queue.SimpleQueue[Any], list[bool]]] = {}
         self._unguarded: str | None = None
         if self.start_method != "fork":
             self._unguarded = unguarded_main()
             if self._unguarded is not None:
                 _say_unguarded(self._unguarded)
 
-    concurrent = True
+    @property
+    def concurrent(self) -> bool:  # type: ignore[override]
+        # With one worker (or no main guard) run() simulates in the calling thread, and
+        # threads would only queue for the GIL.
+        return self.workers > 1 and self._unguarded is None
 
     def _get_pool(self) -> ProcessPoolExecutor:
         with self._pool_lock:
@@ -139,6 +145,8 @@ class ProcessExecutor(Executor):
 
         previous = _hold_interrupts(on_interrupt)
         complete = False
+        with self._pool_lock:
+            self._runs[id(finished)] = (finished, interrupted)
         try:
             for k, p in enumerate(payloads):
                 if interrupted:
@@ -175,12 +183,21 @@ class ProcessExecutor(Executor):
                 f"a worker process died unexpectedly (out of memory or killed?): {err}"
             ) from err
         finally:
+            with self._pool_lock:
+                del self._runs[id(finished)]
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
             for future in futures:
                 future.cancel()
             if interrupted and complete:  # Ctrl-C after the last result: still honoured
                 raise KeyboardInterrupt
+
+    def interrupt(self) -> None:
+        with self._pool_lock:
+            runs = list(self._runs.values())
+        for finished, interrupted in runs:
+            interrupted.append(True)
+            finished.put(None)
 
     def close(self) -> None:
         if self._pool is not None:

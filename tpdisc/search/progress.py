@@ -23,34 +23,56 @@ from tpdisc.search.loop import Event
 LOG_GAP_SECONDS = 5.0
 
 
+def search_bars(console: Console) -> Progress:
+    """The display :class:`SearchProgress` draws its bars in (several searches may share
+    one: a console shows one live display at a time)."""
+    return Progress(
+        TextColumn("{task.description}", style="bold", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}", markup=False),  # names from the archive
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
 class SearchProgress:
     """Two bars: iterations done (with best fitness and cost) and the simulations of the
     protocol being scored. Pass :meth:`event` and :meth:`simulation` to the search loop.
-    Without a terminal (a log file), a few plain lines instead."""
+    Without a terminal (a log file), a few plain lines instead.
 
-    def __init__(self, console: Console, total: int, done: int, sims: int) -> None:
+    ``label`` names the search in its bars and lines, where several run at once; they then
+    share one ``bars`` display (:func:`search_bars`), which its owner starts and stops."""
+
+    def __init__(
+        self,
+        console: Console,
+        total: int,
+        done: int,
+        sims: int,
+        *,
+        label: str = "",
+        bars: Progress | None = None,
+    ) -> None:
         self.sims = sims
         self.console = console
         self.log = not console.is_terminal
         self.total = total
+        self.prefix = f"{label} " if label else ""
         self.last_line = time.perf_counter()
         self.printed_tenth = done * 10 // max(total, 1)
-        self.progress = Progress(
-            TextColumn("{task.description}", style="bold", markup=False),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}", markup=False),  # names from the archive
-            TimeElapsedColumn(),
-            console=console,
-            transient=False,
-        )
+        self.owned = bars is None
+        self.progress = search_bars(console) if bars is None else bars
         self.search: TaskID = self.progress.add_task(
-            "iterations", total=total, completed=done, status="seeding the archive"
+            f"{self.prefix}iterations", total=total, completed=done, status="seeding the archive"
         )
-        self.scoring: TaskID = self.progress.add_task("simulations", total=sims, status="")
+        self.scoring: TaskID = self.progress.add_task(
+            f"{self.prefix}simulations", total=sims, status=""
+        )
 
     def __enter__(self) -> SearchProgress:
-        if not self.log:
+        if not self.log and self.owned:
             self.progress.start()
         return self
 
@@ -65,7 +87,8 @@ class SearchProgress:
         # The bar of the next protocol's simulations means nothing once the search ends:
         # left in place it would stay at 0/SIMS on the final display.
         self.progress.remove_task(self.scoring)
-        self.progress.stop()
+        if self.owned:
+            self.progress.stop()
 
     def event(self, event: Event) -> None:
         best = f"{event.best:.2f}" if not math.isnan(event.best) else "-"
@@ -89,7 +112,7 @@ class SearchProgress:
         gap = now - self.last_line >= LOG_GAP_SECONDS
         if event.iteration == self.total or (tenth > self.printed_tenth and gap):
             self.printed_tenth, self.last_line = tenth, now
-            text = f"iterations: {event.iteration}/{self.total} ({status})"
+            text = f"{self.prefix}iterations: {event.iteration}/{self.total} ({status})"
             self.console.print(text, highlight=False, markup=False)
 
     def simulation(self) -> None:

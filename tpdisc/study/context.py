@@ -30,7 +30,10 @@ class StudyUI(Protocol):
 
     def progress(self, total: int, description: str) -> AbstractContextManager[Advance]: ...
 
-    def search(self, total: int, done: int, sims: int) -> AbstractContextManager[SearchDisplay]: ...
+    def search(
+        self, total: int, done: int, sims: int, label: str = ""
+    ) -> AbstractContextManager[SearchDisplay]:
+        """The display of one search; ``label`` names it where several run at once."""
 
 
 class _NoSearchDisplay:
@@ -52,7 +55,7 @@ class QuietUI:
         yield lambda label: None
 
     @contextmanager
-    def search(self, total: int, done: int, sims: int) -> Iterator[SearchDisplay]:
+    def search(self, total: int, done: int, sims: int, label: str = "") -> Iterator[SearchDisplay]:
         yield _NoSearchDisplay()
 
 

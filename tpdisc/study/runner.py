@@ -12,6 +12,7 @@ ran.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,13 +31,12 @@ from tpdisc.study.analyses import ablation_stage, embeddings_stage, features_sta
 from tpdisc.study.config import StudyConfig, resumed_config
 from tpdisc.study.context import Advance, QuietUI, SearchDisplay, StudyContext
 from tpdisc.study.layout import StudyDir
+from tpdisc.study.searches import search_figure, search_stage
 from tpdisc.study.stages import (
     baselines_stage,
     best_stage,
     generalization_stage,
     performance_figures,
-    search_figure,
-    search_stage,
 )
 from tpdisc.study.store import StudyStore
 
@@ -83,7 +83,7 @@ class _CountedSearch:
         self.display.event(event)
 
     def simulation(self) -> None:
-        self.counter.simulations += 1
+        self.counter.count()
         self.display.simulation()
 
 
@@ -93,6 +93,11 @@ class _Counting:
     def __init__(self, ui: Any) -> None:
         self.ui = ui
         self.simulations = 0
+        self._lock = threading.Lock()  # searches running at once count from their threads
+
+    def count(self) -> None:
+        with self._lock:
+            self.simulations += 1
 
     def say(self, text: str) -> None:
         self.ui.say(text)
@@ -102,14 +107,14 @@ class _Counting:
         with self.ui.progress(total, description) as advance:
 
             def counted(label: str) -> None:
-                self.simulations += 1
+                self.count()
                 advance(label)
 
             yield counted
 
     @contextmanager
-    def search(self, total: int, done: int, sims: int) -> Iterator[SearchDisplay]:
-        with self.ui.search(total, done, sims) as display:
+    def search(self, total: int, done: int, sims: int, label: str = "") -> Iterator[SearchDisplay]:
+        with self.ui.search(total, done, sims, label) as display:
             yield _CountedSearch(display, self)
 
 

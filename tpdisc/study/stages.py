@@ -25,16 +25,13 @@ from tpdisc.analysis.generalize import (
     runnable,
     select_settings,
 )
-from tpdisc.analysis.plots import coverage_figure, pairwise_figure, plain_figures
+from tpdisc.analysis.plots import coverage_figure, pairwise_figure
 from tpdisc.analysis.stats import pairwise
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
 from tpdisc.safefiles import checked, write_file
 from tpdisc.sandbox import load_protocols
-from tpdisc.search.archive import Archive
-from tpdisc.search.loop import open_run_dir
-from tpdisc.search.run import evolve
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.evaluate import Evaluation, prepare_simulation, sem
 from tpdisc.sim.run import prepare_evaluation
@@ -96,92 +93,6 @@ def baselines_stage(ctx: StudyContext) -> dict[str, Any]:
         for name in names
     ]
     return {"horizon": config.horizon, "long_steps": config.horizon_long, "protocols": protocols}
-
-
-def search_stage(ctx: StudyContext) -> dict[str, Any]:
-    """The K evolution and K generation-only runs, one after another, each resumed from
-    its archive if a previous session began it."""
-    out = []
-    for ref in ctx.runs:
-        wanted = ctx.config.run_config(ref.kind == "generation", ref.index)
-        config = open_run_dir(ref.path, wanted, {"executor": ctx.config.executor})
-        with Archive(ref.path / Archive.FILE_NAME) as archive:
-            done = archive.last_iteration()
-        if done < config.iterations:
-            ctx.ui.say(
-                f"search {ref.label} ({ref.kind}): iteration {done + 1} of {config.iterations}"
-            )
-            with ctx.ui.search(config.iterations, done, config.sims) as display:
-                summary = evolve(
-                    ref.path,
-                    config,
-                    ctx.executor,
-                    recipes=ctx.config.recipes,
-                    on_event=display.event,
-                    on_simulation=display.simulation,
-                )
-            if summary.stopped:
-                raise ConfigError(f"search {ref.label} stopped: {summary.stopped}")
-        with Archive(ref.path / Archive.FILE_NAME, readonly=True) as archive:
-            rows = archive.summaries(valid_only=True)
-            last = archive.last_iteration()
-        valid = [c for c in rows if c.mode != "seed"]
-        seeds = [c for c in rows if c.mode == "seed"]
-        top = max(valid, key=lambda c: c.fitness, default=None)
-        iterations, best = _best_so_far(valid, last)
-        out.append(
-            {
-                "label": ref.label,
-                "kind": ref.kind,
-                "path": str(ref.path.relative_to(ctx.folder.root)),
-                "iterations": iterations,
-                "best_so_far": best,
-                "valid_protocols": len(valid),
-                "best_baseline": max((c.fitness for c in seeds), default=None),
-                "best": None
-                if top is None
-                else {"id": top.id, "name": top.name, "fitness": top.fitness},
-            }
-        )
-    return {"runs": out, "iterations": ctx.config.search.iterations}
-
-
-def _best_so_far(valid: list[Any], last: int) -> tuple[list[int], list[float | None]]:
-    """The best fitness the search's own protocols reached by each iteration (the seed
-    baselines are drawn apart, as a line: with them, the curve hides what the search
-    found until it beats them)."""
-    by_iteration: dict[int, float] = {}
-    for c in valid:
-        by_iteration[c.iteration] = max(by_iteration.get(c.iteration, -np.inf), c.fitness)
-    best, current = [], -np.inf
-    for i in range(1, last + 1):
-        current = max(current, by_iteration.get(i, -np.inf))
-        best.append(float(current) if np.isfinite(current) else None)
-    return list(range(1, last + 1)), best
-
-
-def search_figure(data: Mapping[str, Any], path: Any) -> Any:
-    """Best fitness so far over iterations, one line per run, solid for evolution."""
-    import matplotlib.pyplot as plt
-
-    from tpdisc.analysis.plots import save_figure
-
-    plain_figures()
-
-    fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
-    for k, run in enumerate(data["runs"]):
-        style = "-" if run["kind"] == "evolution" else "--"
-        ax.step(run["iterations"], run["best_so_far"], where="post", ls=style,
-                color=f"C{k % 10}", label=f"{run['label']} ({run['kind']})")  # fmt: skip
-    baselines = [r["best_baseline"] for r in data["runs"] if r["best_baseline"] is not None]
-    if baselines:
-        ax.axhline(max(baselines), color="grey", lw=1, ls=":", label="best seed baseline")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("best fitness so far (mean final coverage)")
-    ax.set_title("Search: best fitness per iteration and run")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    return save_figure(fig, path)
 
 
 def best_stage(ctx: StudyContext) -> dict[str, Any]:
