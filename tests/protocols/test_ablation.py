@@ -122,3 +122,29 @@ def test_replay_is_seeded() -> None:
 
     assert picks(1) == picks(1)
     assert picks(1) != picks(2)
+
+
+def test_one_memory_is_drawn_as_choice_draws_it_from_the_same_stream() -> None:
+    # The replay draws a single memory with integers(), choice()'s own draw for one item
+    # without replacement: every pick, and the stream after it, as choice() would make.
+    spread = np.random.default_rng(7)
+    sizes = [int(n) for n in spread.integers(1, 400, size=12)]
+    states = {
+        i: {"inventory": (), "memories": (("a", "b", None),) * n} for i, n in enumerate(sizes)
+    }
+
+    def transfer() -> tuple[int, int, int]:  # teacher, learner, memories sent (1 to 4)
+        return int(spread.integers(12)), int(spread.integers(12)), int(spread.integers(1, 5))
+
+    steps = [[transfer() for _ in range(20)] for _ in range(30)]
+    replay = ScheduleReplay(Schedule(steps), seed=3)
+    stream = np.random.default_rng(3)
+    for step, transfers in enumerate(steps):
+        expected: dict[int, list[tuple[int, int]]] = {}
+        for teacher, learner, count in transfers:
+            n = sizes[teacher]
+            picks = stream.choice(n, size=count, replace=count > n)
+            expected.setdefault(learner, []).extend((teacher, int(i)) for i in picks)
+        assert replay.share_memories(step, states) == expected
+    assert replay.rng.random() == stream.random()
+    assert sum(c == 1 for step in steps for _, _, c in step) > 100  # the single draws ran

@@ -29,10 +29,16 @@ class ScheduleReplay:
         exchanges: dict[int, list[tuple[int, int]]] = {}
         for teacher, learner, count in self.schedule.at(i_step):
             n_mem = len(agent_states[teacher]["memories"])
+            sent = exchanges.setdefault(learner, [])
+            if count == 1 and n_mem:
+                # The draw choice() makes for one memory, from the same stream, at a
+                # quarter of its cost (half of a replay's draws are of one memory).
+                sent.append((teacher, int(self.rng.integers(n_mem))))
+                continue
             # Distinct memories, as the original most likely sent; repeats only when it sent
             # more than the teacher has.
             picks = self.rng.choice(n_mem, size=count, replace=count > n_mem)
-            exchanges.setdefault(learner, []).extend((teacher, int(i)) for i in picks)
+            sent.extend((teacher, int(i)) for i in picks)
         return exchanges
 
 

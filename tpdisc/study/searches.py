@@ -3,10 +3,11 @@
 Offline searches run two at a time on the study's workers. A search is sequential (each
 iteration's proposal reads the archive the last one wrote), so alone it leaves a core idle
 whenever an iteration waits for its slowest simulation, checks a candidate or proposes the
-next; a second search fills those gaps (13 % less time for the same iterations in the
-``paper`` preset on 2 cores). Each run's archive comes out as it would alone: a search's
-simulations depend on its seeds only. Searches with a language model run one after
-another, so that a scripted or rate-limited endpoint sees one conversation at a time.
+next; a second search fills those gaps (the ``paper`` preset's slice on 2 cores: 11.4 min
+for its two searches against 11.6 one after another; docs/study.md). Each run's archive
+comes out as it would alone: a search's simulations depend on its seeds only. Searches
+with a language model run one after another, so that a scripted or rate-limited endpoint
+sees one conversation at a time.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from tpdisc.sim.evaluate import prepare_simulation
 from tpdisc.study.context import SearchDisplay, StudyContext
 from tpdisc.study.layout import RunRef
 
-SEARCHES_AT_ONCE = 2  # on 2 cores a third adds nothing: two leave no gap to fill
+SEARCHES_AT_ONCE = 2  # the gaps are a few per cent of a search's time: one more fills them
 
 
 class _Halted(Exception):
@@ -100,10 +101,11 @@ def _searches_at_once(
             threads.submit(_search, ctx, ref, config, done, halt) for ref, config, done in pending
         ]
         try:
-            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in finished if f.exception() is not None]
-            if failed:
-                raise failed[0].exception()  # type: ignore[misc]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for future in futures:
+                error = future.exception() if future.done() else None
+                if error is not None:
+                    raise error
         except BaseException:
             halt.set()
             for future in futures:
