@@ -1,5 +1,6 @@
 """``tpdisc.study.searches``: offline searches run two at a time, with the archives they
-would leave one after another; the first failure stops the others and is raised."""
+would leave one after another; the first failure stops the others and is raised, and a
+rerun resumes them."""
 
 from __future__ import annotations
 
@@ -85,7 +86,14 @@ def test_the_first_failing_search_stops_the_others_and_is_raised(
 
     monkeypatch.setattr(searches, "evolve", evolve)
     config = _config(tmp_path, "executor: {kind: processes, workers: 2}")
+    out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="evolve-2 cannot start"):
-        run_study(tmp_path / "out", config)
+        run_study(out, config)
     # evolve-1 and evolve-2 began together; the generation runs never started.
     assert sorted(started) == ["evolve-1", "evolve-2"]
+    # A rerun resumes what evolve-1 stored and ends where searches never stopped would.
+    monkeypatch.setattr(searches, "evolve", real)
+    _search_only(out, config)
+    alone = tmp_path / "alone"
+    _search_only(alone, _config(tmp_path, "executor: {kind: serial}"))
+    assert _archives(out) == _archives(alone)
