@@ -195,6 +195,47 @@ def test_payload_round_trip_in_this_process(toy_graph) -> None:
     assert first == second  # the second call reused the cached graph
 
 
+FREEZES = """
+import gc, weakref
+import numpy as np
+from tpdisc.executors.base import PayloadPacker, run_in_worker
+
+class Node:
+    pass
+
+kept = []
+
+class LeavesACycle:
+    def __init__(self, shared):
+        self.shared = shared
+
+    def __call__(self):
+        node = Node()
+        node.me = node
+        kept.append(weakref.ref(node))
+        return self.shared.size
+
+packer = PayloadPacker()
+payload = packer.pack(LeavesACycle(np.zeros(1 << 18)))  # 2 MB: travels as a shared object
+assert payload.keys and gc.get_freeze_count() == 0
+blobs = [packer.blobs[key] for key in payload.keys]
+run_in_worker(payload, blobs)
+frozen = gc.get_freeze_count()
+run_in_worker(payload, blobs)
+print(frozen > 0, kept[0]() is None, gc.get_freeze_count() == frozen)
+"""
+
+
+def test_a_worker_freezes_what_it_keeps_after_its_first_task_of_a_kind() -> None:
+    # In a child: freezing is for worker processes, never the caller's.
+    out = subprocess.run(
+        [sys.executable, "-c", FREEZES], capture_output=True, text=True, check=True, timeout=120
+    )
+    # Frozen after the first task, with the task's cyclic garbage collected first, and
+    # not again for a task of the same kind.
+    assert out.stdout.split() == ["True", "True", "True"]
+
+
 def test_tasks_may_start_child_processes(pool) -> None:
     assert pool.run([StartsChildren(k) for k in range(3)]) == [3, 5, 7]
 

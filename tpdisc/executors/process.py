@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from tpdisc.errors import ConfigError, visible
 from tpdisc.executors import lifeline
-from tpdisc.executors.base import Executor, PayloadPacker, Task, run_payload
+from tpdisc.executors.base import Executor, PayloadPacker, Task, run_in_worker
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method, set_preload
 
@@ -152,7 +152,7 @@ class ProcessExecutor(Executor):
                 if interrupted:
                     raise KeyboardInterrupt
                 submitted: Future[Any] = pool.submit(
-                    run_payload, p, [packer.blobs[key] for key in p.keys]
+                    run_in_worker, p, [packer.blobs[key] for key in p.keys]
                 )
                 futures[submitted] = k
                 submitted.add_done_callback(finished.put)

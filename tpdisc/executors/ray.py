@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tpdisc.errors import ConfigError
-from tpdisc.executors.base import Executor, Payload, PayloadPacker, Task, run_payload
+from tpdisc.executors.base import Executor, Payload, PayloadPacker, Task, run_in_worker
 
 
 def _run_on_ray(payload: Payload, *blobs: bytes) -> object:
     # Ray resolves object references only among top-level arguments, hence *blobs.
-    return run_payload(payload, blobs)
+    return run_in_worker(payload, blobs)
 
 
 class RayExecutor(Executor):
