@@ -90,8 +90,8 @@ class ProcessExecutor(Executor):
             )
         self._pool: ProcessPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # runs from several threads share one pool
-        # Each run in progress: its queue of finished futures and its interruption flag.
-        self._runs: dict[int, tuple[queue.SimpleQueue[Any], list[bool]]] = {}
+        # How to interrupt each run in progress (what Ctrl-C does to one in the main thread).
+        self._runs: dict[int, Callable[[], None]] = {}
         self._unguarded: str | None = None
         if self.start_method != "fork":
             self._unguarded = unguarded_main()
@@ -139,14 +139,14 @@ class ProcessExecutor(Executor):
         # raised below, between two calls into the pool.
         interrupted: list[bool] = []
 
-        def on_interrupt(signum: int, frame: object) -> None:
+        def stop() -> None:
             interrupted.append(True)
             finished.put(None)  # SimpleQueue.put is safe in a signal handler
 
-        previous = _hold_interrupts(on_interrupt)
+        previous = _hold_interrupts(lambda signum, frame: stop())
         complete = False
         with self._pool_lock:
-            self._runs[id(finished)] = (finished, interrupted)
+            self._runs[id(finished)] = stop
         try:
             for k, p in enumerate(payloads):
                 if interrupted:
@@ -194,10 +194,9 @@ class ProcessExecutor(Executor):
 
     def interrupt(self) -> None:
         with self._pool_lock:
-            runs = list(self._runs.values())
-        for finished, interrupted in runs:
-            interrupted.append(True)
-            finished.put(None)
+            stops = list(self._runs.values())
+        for stop in stops:
+            stop()
 
     def close(self) -> None:
         if self._pool is not None:
