@@ -4,6 +4,7 @@ features' data path, and the commands on a small run made here."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
+from tpdisc.agents.empowerment.model import named_model
 from tpdisc.analysis import simulate
 from tpdisc.analysis.ablation import COMPARE_SEEDS, RANK_SEEDS, ablation_study, rank, select
 from tpdisc.analysis.feature_study import feature_study
@@ -388,6 +390,19 @@ def test_simulation_options_reach_given_protocols_and_override_a_run(tmp_path, t
         make_run(tmp_path / "run"), graph=toy_graph, sim_overrides={"n_steps": 4, "n_agents": 5}
     )
     assert (run.sim.n_steps, run.sim.n_agents, run.sim.agent_type) == (4, 5, "stochastic")
+    # the run's model is spelled out field by field; choices and a new name still reach it
+    stored = run.sim.params.empowerment
+    chosen = load_run(
+        run.path,
+        graph=toy_graph,
+        sim_overrides={"params": {"empowerment": {"choices": "remember=step"}}},
+    ).sim.params.empowerment
+    assert (stored.remember, chosen.remember, chosen.name) == ("always", "step", stored.name)
+    renamed = load_run(
+        run.path, graph=toy_graph, sim_overrides={"params": {"empowerment": {"name": "calibrated"}}}
+    ).sim.params.empowerment
+    assert (stored.failures, renamed.failures) == ("step", "always")
+    assert renamed == replace(named_model("calibrated"), prior=stored.prior)
 
 
 @pytest.mark.parametrize(

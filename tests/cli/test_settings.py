@@ -58,6 +58,12 @@ def test_print_config_round_trips_and_flags_override_the_file(command, tmp_path)
     )
     assert tuned["sim"]["params"]["empowerment"]["beta"] == 0.1
     assert tuned["sim"]["params"]["empowerment"]["name"] == "paper-literal"
+    # choices given on the command line win over the file's spelled-out fields
+    chosen = printed(
+        command, "--config", path, "--print-config", "--empowerment-choices", "remember=step"
+    )
+    assert chosen["sim"]["params"]["empowerment"]["remember"] == "step"
+    assert first["sim"]["params"]["empowerment"]["remember"] == "always"
 
 
 def test_a_run_from_a_file_is_the_run_of_the_same_flags(recipes, tmp_path) -> None:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore, SimSummary
-from tpdisc.config_tree import flatten, with_value
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
@@ -33,7 +32,7 @@ from tpdisc.sandbox import SandboxedSource, load_protocols
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
-from tpdisc.sim.config import EvaluationConfig, SimConfig
+from tpdisc.sim.config import EvaluationConfig, SimConfig, with_changes
 from tpdisc.sim.evaluate import AblatedTask, SimTask, prepare_simulation
 from tpdisc.sim.game import SimResult
 
@@ -148,10 +147,7 @@ def load_run(
     config = SearchConfig.load(path / CONFIG_FILE)
     sim = config.sim_config(n_steps)
     if sim_overrides:
-        data = sim.to_dict()
-        for key, value in flatten(dict(sim_overrides)).items():
-            data = with_value(data, key, value)
-        sim = SimConfig.from_dict(data, f"{path}: sim")
+        sim = SimConfig.from_dict(with_changes(sim.to_dict(), sim_overrides), f"{path}: sim")
     graph = graph if graph is not None else default_graph(recipes)
     domain = make_domain(graph, sim.variant)
     with Archive(path / Archive.FILE_NAME, readonly=True) as archive:

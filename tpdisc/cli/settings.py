@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import typer
 
 from tpdisc.cli.options import NEEDS, Opt
-from tpdisc.config_tree import decode, encode, flatten, merged, read_yaml, section, with_value
+from tpdisc.config_tree import decode, encode, flatten, merged, read_yaml, with_value
 from tpdisc.errors import ConfigError
-from tpdisc.sim.config import anchor_protocols
+from tpdisc.sim.config import MODEL_SECTION, anchor_protocols, with_changes
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -69,9 +69,7 @@ class Options:
     def settings(self, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``base`` (default: the ``--config`` file, if any) with the given options applied."""
         data = dict(base) if base is not None else self.file_settings()
-        if "empowerment_model" in self.given:
-            data = _without_model_choices(data)
-        return merged(data, self.overrides(data))
+        return with_changes(data, self.overrides(data), f"sim.{MODEL_SECTION}")
 
     def file_settings(self) -> dict[str, Any]:
         """The ``--config`` file's settings; its protocol paths relative to its folder."""
@@ -83,17 +81,6 @@ class Options:
         (``arguments``: top-level settings given as command arguments, which win)."""
         where = str(self.values.get("config_file") or "options")
         return decode(cls, {**self.settings(), **(arguments or {})}, where)
-
-
-def _without_model_choices(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``data`` without the empowerment model's settings but its prior: a model named on
-    the command line is that model, not the one a file (say, printed by --print-config)
-    spelled out field by field."""
-    model = section(data, "sim.params.empowerment")
-    if model is None:
-        return dict(data)
-    kept = {k: v for k, v in model.items() if k == "prior"}
-    return with_value(data, "sim.params.empowerment", kept)
 
 
 def with_options(*groups: tuple[Opt, ...], defaults: Any) -> Callable[[F], F]:

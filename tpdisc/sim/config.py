@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpdisc.agents.base import AgentParams
+from tpdisc.agents.empowerment.model import overridden
 from tpdisc.agents.population import AGENT_TYPES, Population, parse_population, population_size
-from tpdisc.config_tree import decode, encode_fields
+from tpdisc.config_tree import decode, encode_fields, merged, section, with_value
 from tpdisc.domain.variants import VariantSpec
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from tpdisc.executors.base import Executor
 
 BOTTLENECK = 20
+# Where a simulation's settings hold the empowerment model's section.
+MODEL_SECTION = "params.empowerment"
 
 
 @dataclass(frozen=True)
@@ -159,4 +162,18 @@ def anchor_protocols(data: Mapping[str, Any], folder: str | Path) -> dict[str, A
             else str(Path(folder) / p)
             for p in protocols
         ]
+    return out
+
+
+def with_changes(
+    base: Mapping[str, Any], changes: Mapping[str, Any], model_at: str = MODEL_SECTION
+) -> dict[str, Any]:
+    """Settings ``base`` (a file's, a run's) with ``changes`` (the command line's) put in,
+    the empowerment model's section at ``model_at`` as :func:`overridden` means it: a
+    model named anew does not keep the old one's spelled-out fields, and choices text
+    wins over them."""
+    out = merged(base, changes)
+    model = section(changes, model_at)
+    if model is not None:
+        out = with_value(out, model_at, overridden(section(base, model_at) or {}, model))
     return out

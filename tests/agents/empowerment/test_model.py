@@ -13,6 +13,7 @@ from tpdisc.agents.empowerment.model import (
     EmpowermentModel,
     PriorChoice,
     named_model,
+    overridden,
 )
 from tpdisc.config_tree import decode, encode
 from tpdisc.errors import ConfigError
@@ -42,6 +43,19 @@ def test_a_section_is_its_named_model_then_choices_then_fields() -> None:
     )
     # what --print-config writes reads back to the same model
     assert EmpowermentModel.from_dict(encode(model)) == model
+
+
+def test_an_override_over_a_spelled_out_section_means_what_its_user_says() -> None:
+    stored = {**encode(named_model("calibrated-step")), "prior": {"backend": "ngram", "seed": 2}}
+    chosen = EmpowermentModel.from_dict(overridden(stored, {"choices": "remember=step"}))
+    assert (chosen.name, chosen.remember, chosen.failures) == ("calibrated-step", "step", "step")
+    # its own fields win over its own choices, as in a section
+    both = overridden(stored, {"choices": "beta=0.2,owns=usable", "beta": 0.3})
+    assert (both["beta"], both["owns"]) == (0.3, "usable")
+    renamed = EmpowermentModel.from_dict(overridden(stored, {"name": "calibrated"}))
+    assert renamed == replace(named_model("calibrated"), prior=PriorChoice("ngram", 2))
+    with pytest.raises(ConfigError, match="expected name=value"):
+        overridden(stored, {"choices": "colour=red"})
 
 
 def test_changes_name_what_differs_from_the_named_model() -> None:

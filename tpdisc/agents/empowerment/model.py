@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from tpdisc.config_tree import decode, encode_fields
+from tpdisc.config_tree import decode, encode_fields, merged
 from tpdisc.errors import ConfigError
 
 RECEIVED = ("item", "prior", "zero")
@@ -170,36 +170,57 @@ class EmpowermentModel:
 
     def with_choices(self, text: str) -> EmpowermentModel:
         """This model with ``"zscore=no,owned=zero"`` applied (unnamed fields kept)."""
-        values: dict[str, Any] = {}
-        known = {f.name: f for f in fields(self) if f.name not in ("name", "prior")}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            name, sep, value = part.partition("=")
-            name, value = name.strip(), value.strip()
-            if not sep or name not in known:
-                raise ConfigError(
-                    f"empowerment choices {text[:80]!r}: expected name=value with name among "
-                    f"{', '.join(known)}"
-                )
-            kind = type(getattr(self, name))
-            if kind is bool:
-                if value not in ("yes", "no", "true", "false"):
-                    raise ConfigError(f"empowerment choice {name}={value!r}; use yes or no")
-                values[name] = value in ("yes", "true")
-            elif kind is float:
-                try:
-                    values[name] = float(value)
-                except ValueError:
-                    raise ConfigError(
-                        f"empowerment choice {name}={value!r}: expected a number"
-                    ) from None
-            else:
-                values[name] = value
-        return replace(self, **values)
+        return replace(self, **choice_fields(text))
 
     @classmethod
     def parse(cls, text: str) -> EmpowermentModel:
         """``--empowerment-choices`` text over the default model."""
         return named_model(DEFAULT_MODEL).with_choices(text)
+
+
+def choice_fields(text: str) -> dict[str, Any]:
+    """The fields that choices text such as ``"zscore=no,owned=zero"`` sets, typed."""
+    values: dict[str, Any] = {}
+    known = {f.name for f in fields(EmpowermentModel) if f.name not in ("name", "prior")}
+    kinds = {name: type(getattr(EmpowermentModel(), name)) for name in known}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or name not in known:
+            raise ConfigError(
+                f"empowerment choices {text[:80]!r}: expected name=value with name among "
+                f"{', '.join(f.name for f in fields(EmpowermentModel) if f.name in known)}"
+            )
+        if kinds[name] is bool:
+            if value not in ("yes", "no", "true", "false"):
+                raise ConfigError(f"empowerment choice {name}={value!r}; use yes or no")
+            values[name] = value in ("yes", "true")
+        elif kinds[name] is float:
+            try:
+                values[name] = float(value)
+            except ValueError:
+                raise ConfigError(
+                    f"empowerment choice {name}={value!r}: expected a number"
+                ) from None
+        else:
+            values[name] = value
+    return values
+
+
+def overridden(section: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """The empowerment section ``section`` (say, a run's or a file's, every field spelled
+    out) with ``override`` (say, the command line's) on top, as its user means it: a model
+    named in ``override`` replaces the section's fields but its prior, and ``override``'s
+    choices text wins over the section's fields (within ``override``, its fields win, as
+    in :meth:`EmpowermentModel.from_dict`)."""
+    base = {k: v for k, v in section.items() if k == "prior" or "name" not in override}
+    changes = dict(override)
+    text = changes.pop("choices", None)
+    if text:
+        if not isinstance(text, str):
+            raise ConfigError("empowerment choices: expected text such as 'owned=zero'")
+        changes = {**choice_fields(text), **changes}
+    return merged(base, changes)
 
 
 def _text(value: Any) -> str:
