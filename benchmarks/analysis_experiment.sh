@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
 # The experiment of docs/analysis.md: five generation-only searches with the offline
 # proposer (60 iterations each: 300 protocols), then every analysis of `tpdisc analyze`.
-# Usage: TPDISC_RECIPES=PATH [MODEL=NAME] bash benchmarks/analysis_experiment.sh [OUT]
+# Usage: TPDISC_RECIPES=PATH [MODEL=NAME] [SEEDS="0 1 2 3 4"] \
+#        bash benchmarks/analysis_experiment.sh [OUT]
 # (68 min on 2 cores shared with other jobs, load 4-6; an empty cache by default, so the
 # prior is built first; rerunning resumes). MODEL: the agents' --empowerment-model
 # (default: calibrated-step, the model of the figures in docs/analysis.md; MODEL=calibrated
-# and MODEL=previous give the earlier runs it quotes).
+# and MODEL=previous give the earlier runs it quotes). SEEDS: the searches' proposer
+# seeds, one search each; five others (say "5 6 7 8 9") draw another 300 protocols, an
+# independent repeat of the experiment.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/analysis}
 MODEL=${MODEL:-calibrated-step}
+read -r -a SEED_LIST <<< "${SEEDS:-0 1 2 3 4}"
 export TPDISC_CACHE=${TPDISC_CACHE:-$(mktemp -d)}
 mkdir -p "$OUT/runs"
 date -u +"start %FT%TZ"; git rev-parse --short HEAD
-for s in 0 1 2 3 4; do
+RUNS=()
+for s in "${SEED_LIST[@]}"; do
+  RUNS+=("$OUT/runs/gen$s")
   if [ ! -f "$OUT/runs/gen$s/done" ]; then
     tpdisc evolve --run-dir "$OUT/runs/gen$s" --generation-only --iterations 60 --seed "$s" \
       --empowerment-model "$MODEL" \
       && touch "$OUT/runs/gen$s/done"
   fi
 done
-RUNS=("$OUT"/runs/gen{0,1,2,3,4})
 tpdisc analyze embeddings "${RUNS[@]}" --json "$OUT/embeddings.json" --plot "$OUT/fig"
 tpdisc analyze ablation "${RUNS[@]}" --json "$OUT/ablation.json" --plot "$OUT/fig"
 # Features and volume pool over each protocol's first 10 evaluation seeds (time).
