@@ -1,8 +1,8 @@
 """The package reads top-down: no module imports from a higher layer, and no imports go in
 a circle.
 
-Layers, bottom first: the shared errors, readers of untrusted files, config trees and
-SQLite's lifecycle (``storage``); ``domain``; ``executors`` (where simulations run: serial,
+Layers, bottom first: the shared errors, readers of untrusted files, config trees, the
+parsing of Python source and SQLite's lifecycle (``storage``); ``domain``; ``executors`` (where simulations run: serial,
 process pool, Ray); ``llm_client`` (the chat client); ``agents`` and ``protocols`` (side by
 side, neither importing the other's in a circle); ``sandbox``; ``sim``; ``search``;
 ``analysis``; ``report``; ``study``; and on top ``cli`` beside ``testing`` (the stand-ins for
@@ -31,7 +31,7 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "safefiles", "yamlsafe", "config_tree", "storage"),
+    ("errors", "safefiles", "yamlsafe", "config_tree", "storage", "python_source"),
     ("domain",),
     ("executors",),
     ("llm_client",),

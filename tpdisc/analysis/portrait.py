@@ -44,6 +44,7 @@ from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.baselines import BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner, ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.python_source import PARSING, parse
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import prepare_simulation, sem
 from tpdisc.sim.game import SimResult, run_simulation
@@ -601,11 +602,12 @@ def protocol_source(spec: ProtocolSpec) -> tuple[str, str, str]:
         origin, source = spec.origin, spec.source
     elif isinstance(spec, BaselineProtocol):
         cls = BASELINES[spec.name]
-        origin, source = "baseline", inspect.getsource(cls)
+        with PARSING:  # finding a class's source parses its module
+            origin, source = "baseline", inspect.getsource(cls)
     else:
         return spec.label, "", ""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return origin, source, ""
     text = ast.get_docstring(tree)

@@ -21,6 +21,7 @@ from tpdisc.executors import lifeline
 from tpdisc.executors.base import Executor, PayloadPacker, Task, run_in_worker
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.executors.worker_server import WORKER_PRELOAD, default_start_method, set_preload
+from tpdisc.python_source import parse
 
 R = TypeVar("R")
 
@@ -44,7 +45,7 @@ def unguarded_main() -> str | None:
     if path is None:
         return None
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        tree = parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return None
     for node in ast.walk(tree):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import warnings
 
+from tpdisc.python_source import PARSING
+
 # Real protocols are a few kilobytes; a model's answer is capped by its output tokens
 # (about 64 kB). Parsing is the one step the host cannot interrupt, and costs about 500
 # bytes of memory per byte of dense source, so the size bound is what bounds it.
@@ -63,7 +65,7 @@ def parse_bounded(source: str) -> ast.Module:
         raise SourceRejected(f"the source has {size:,} bytes; the limit is {MAX_SOURCE_BYTES:,}")
     try:
         # Warnings about the source (invalid escapes, ...) are no business of the host's.
-        with warnings.catch_warnings():
+        with PARSING, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return ast.parse(source)
     except SyntaxError as err:

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpdisc.python_source import parse
+
 # Whether workers may get an empty root (user and mount namespaces) where the platform
 # allows; off only to check that the seccomp filter alone still runs.
 NAMESPACES = True
@@ -195,7 +197,7 @@ OPTIONAL_LIBRARIES = ("sklearn",)
 def optional_imports(source: str) -> tuple[str, ...]:
     """The optional libraries ``source`` imports, anywhere in its code."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()  # the worker reports what is wrong with the source
     found: set[str] = set()

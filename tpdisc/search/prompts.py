@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpdisc.protocols import baselines as baselines_module
+from tpdisc.python_source import PARSING
 from tpdisc.sandbox.allowlist import SPEC_MODULES
 from tpdisc.search.archive import ArchiveStats, Candidate, CandidateSummary
 from tpdisc.search.config import SearchConfig
@@ -286,7 +287,8 @@ def _definitions() -> dict[str, tuple[int, str]]:
         if (inspect.isclass(obj) or inspect.isfunction(obj)) and getattr(
             obj, "__module__", None
         ) == baselines_module.__name__:
-            lines, start = inspect.getsourcelines(obj)
+            with PARSING:  # finding a class's lines parses its module
+                lines, start = inspect.getsourcelines(obj)
             found[name] = (start, "".join(lines))
     return found
 
