@@ -2,13 +2,13 @@
 a circle.
 
 Layers, bottom first: the shared errors, readers of untrusted files, config trees, the
-parsing of Python source and SQLite's lifecycle (``storage``); ``domain``; ``executors`` (where simulations run: serial,
-process pool, Ray); ``llm_client`` (the chat client); ``agents`` and ``protocols`` (side by
-side, neither importing the other's in a circle); ``sandbox``; ``sim``; ``search``;
-``analysis``; ``report``; ``study``; and on top ``cli`` beside ``testing`` (the stand-ins for
-the outside world that tests and benchmarks use: no module of the package imports them, and
-nothing under ``tpdisc/`` or ``benchmarks/`` imports from ``tests/``). A module belongs to
-the layer of its top-level subpackage.
+parsing of Python source and SQLite's lifecycle (``storage``); ``domain``; ``executors``
+(where simulations run: serial, process pool, Ray); ``llm_client`` (the chat client);
+``agents`` and ``protocols`` (side by side, neither importing the other's in a circle);
+``sandbox``; ``sim``; ``search``; ``analysis``; ``report``; ``study``; and on top ``cli``
+beside ``testing`` (the stand-ins for the outside world that tests and benchmarks use: no
+module of the package imports them, and nothing under ``tpdisc/`` or ``benchmarks/``
+imports from ``tests/``). A module belongs to the layer of its top-level subpackage.
 
 Every import statement counts: at module level, inside functions (a lazy import is still
 a dependency, only hidden) and under ``TYPE_CHECKING`` (not exempt: an annotation's import

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
-import threading
 from collections.abc import Callable, Iterator
 
 import pytest
 
+from tests.threads import failures_in_threads
 from tpdisc.protocols import baselines
 from tpdisc.python_source import PARSING, parse
 
@@ -35,24 +35,14 @@ def eager_switching() -> Iterator[None]:
 
 
 def _in_two_threads(work: Callable[[], object], rounds: int = 150) -> list[BaseException]:
-    errors: list[BaseException] = []
-
     def run() -> None:
-        try:
-            for _ in range(rounds):
-                for _ in range(200):
-                    garbage = _Finalised()
-                    garbage.self = garbage  # type: ignore[attr-defined]
-                work()
-        except BaseException as err:  # any failure is the finding
-            errors.append(err)
+        for _ in range(rounds):
+            for _ in range(200):
+                garbage = _Finalised()
+                garbage.self = garbage  # type: ignore[attr-defined]
+            work()
 
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
+    return failures_in_threads(run, 2)
 
 
 def test_parse_is_ast_parse() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TOY
+from tests.threads import failures_in_threads
 from tpdisc.domain import data
 from tpdisc.domain.data import FILE_NAME, default_graph, download, locate_recipes
 from tpdisc.errors import ConfigError, RecipeDataError
@@ -203,19 +204,6 @@ def test_two_installs_at_once_both_leave_the_whole_file(
 ) -> None:
     monkeypatch.setattr(data, "SHA256", PAYLOAD_SHA)
     source = write_toy(tmp_path / "toy.json")
-    failed: list[BaseException] = []
-
-    def install() -> None:
-        try:
-            data.install(source)
-        except BaseException as err:  # each thread's failure is the result
-            failed.append(err)
-
-    threads = [threading.Thread(target=install) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failed
+    assert failures_in_threads(lambda: data.install(source), 8) == []
     assert (isolated / FILE_NAME).read_bytes() == PAYLOAD
     assert [p.name for p in isolated.iterdir()] == [FILE_NAME]  # no temporary left
