@@ -181,15 +181,16 @@ class EmpowermentModel:
 def choice_fields(text: str) -> dict[str, Any]:
     """The fields that choices text such as ``"zscore=no,owned=zero"`` sets, typed."""
     values: dict[str, Any] = {}
-    known = {f.name for f in fields(EmpowermentModel) if f.name not in ("name", "prior")}
-    kinds = {name: type(getattr(EmpowermentModel(), name)) for name in known}
+    default = EmpowermentModel()
+    kinds = {f.name: type(getattr(default, f.name)) for f in fields(default)}
+    del kinds["name"], kinds["prior"]
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
         name, value = name.strip(), value.strip()
-        if not sep or name not in known:
+        if not sep or name not in kinds:
             raise ConfigError(
                 f"empowerment choices {text[:80]!r}: expected name=value with name among "
-                f"{', '.join(f.name for f in fields(EmpowermentModel) if f.name in known)}"
+                f"{', '.join(kinds)}"
             )
         if kinds[name] is bool:
             if value not in ("yes", "no", "true", "false"):
