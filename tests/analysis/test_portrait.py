@@ -191,6 +191,31 @@ def test_a_portrait_survives_json(domain: Domain) -> None:
     assert Portrait.from_json(p.to_json()) == p
 
 
+def test_the_accounting_of_each_condition_adds_up_to_its_gain(domain: Domain) -> None:
+    (p,) = portraits(domain, BaselineProtocol("dynamic"))
+    assert p.accounting is not None
+    asocial = p.coverage["asocial"]["mean"][-1]
+    for condition in ("protocol", "ablation", "asocial"):
+        ways = p.accounting[condition]
+        attempts = sum(cell["attempts"] for cell in ways.values())
+        assert attempts == pytest.approx(CONFIG.n_agents * CONFIG.n_steps)
+        new = sum(cell["group"] for cell in ways.values())
+        final = p.coverage[condition]["mean"][-1]
+        assert new == pytest.approx(final - 4)
+        gain = sum(cell["contribution"] for cell in ways.values())
+        assert gain == pytest.approx(final - asocial, abs=1e-9)
+    assert p.accounting["asocial"]["alone"]["attempts"] == CONFIG.n_agents * CONFIG.n_steps
+    assert p.accounting["protocol"]["alone"]["attempts"] < CONFIG.n_agents * CONFIG.n_steps
+
+
+def test_a_portrait_stored_before_the_accounting_still_reads(domain: Domain) -> None:
+    (p,) = portraits(domain, zero_to_one())
+    data = json.loads(json.dumps(p.to_json()))
+    del data["accounting"]
+    older = Portrait.from_json(data)
+    assert older.accounting is None and "accounting" not in older.to_json()
+
+
 # --- what the host does with get_logs() is bounded -------------------------------------
 
 
@@ -236,6 +261,8 @@ def test_odd_log_entries_are_skipped_not_trusted() -> None:
          "mean_per_step: expected 12 numbers"),
         (lambda d: d.update(extra=1), "portrait: expected the fields"),
         (lambda d: d["mechanism"]["stochastic"].update(agents=float("inf")), "out of range"),
+        (lambda d: d["accounting"]["protocol"].pop("remake"), "accounting.protocol: expected"),
+        (lambda d: d["accounting"]["ablation"]["alone"].update(group="x"), "expected numbers"),
     ],
 )  # fmt: skip
 def test_a_stored_portrait_is_refused_unless_a_simulation_could_have_made_it(

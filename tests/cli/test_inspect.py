@@ -44,6 +44,7 @@ def test_inspect_writes_pages_and_json_that_agree_with_evaluate_details(
     assert result.exit_code == 0, result.output
     for page in ("index.html", "zero_to_one/index.html", "stochastic/index.html"):
         assert (out / page).is_file()
+    assert "Where the elements come from" in result.stdout
     payload = json.loads(numbers.read_text())
     zero, stochastic = payload["portraits"]
     assert zero["seeds"] == [0, 1, 2] and payload["evaluation"]["sims"] == 3
@@ -73,6 +74,11 @@ def test_inspect_writes_pages_and_json_that_agree_with_evaluate_details(
         assert portrait["coverage"]["protocol"]["mean"] == pytest.approx(
             evaluated[name]["curve_mean"]
         )
+        # where the elements come from: the same simulations, the same counts
+        counts = evaluated[name]["accounting"]["stochastic"]["counts"]
+        for way, cell in portrait["accounting"]["protocol"].items():
+            assert cell["group"] == pytest.approx(counts[way]["group"])
+            assert cell["self"] == pytest.approx(counts[way]["self"])
     # the behavioural features of the same simulations (analyze features' computation)
     domain = make_domain(parse_wordcraft(TOY, "toy"), VariantSpec())
     config = SimConfig(n_agents=4, n_steps=9, agent_type="stochastic")

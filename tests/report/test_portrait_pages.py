@@ -32,6 +32,7 @@ def test_a_portrait_page_has_every_section_and_its_figures(
     for name in ("coverage", "flow", "flow_thirds", "content", "agents", "metrics"):
         assert f'src="{name}.png"' in text and (tmp_path / "one" / f"{name}.png").is_file()
     assert "Agent 0 tells agent 1" in text and "memories sent so far" in text
+    assert "Where the elements come from" in text and "used a received element it lacks" in text
     assert read_portrait(tmp_path / "one") == p
     assert read_portrait(tmp_path / "nowhere") is None
 

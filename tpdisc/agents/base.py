@@ -113,6 +113,9 @@ class Agent(ABC):
     """One player of Collective Little Alchemy."""
 
     kind: str = "agent"
+    # Whether the social bias narrowed the last choice to pairs using a social element
+    # (the game's accounting reads it; agents without the bias leave it False).
+    steered: bool = False
 
     @abstractmethod
     def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:

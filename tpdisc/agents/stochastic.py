@@ -102,6 +102,7 @@ class StochasticAgent(Agent):
                 options = (unknown & (is_social[i] | is_social[j])).nonzero()[0]
         else:
             unknown = self.unknown.take(keys)
+        self.steered = options is not None and bool(options.size)
         if options is None or not options.size:
             # nonzero()[0]: np.flatnonzero of a 1-D array, without its two Python layers
             options = unknown.nonzero()[0]
@@ -122,6 +123,7 @@ class StochasticAgent(Agent):
         options, social_options = untried_pairs(
             self._inventory[: self._copied], soc, state.owned, self.unknown, biased
         )
+        self.steered = bool(social_options.size)
         if social_options.size:
             options = social_options
         key = int(options[rng.integers(options.size)])

@@ -19,7 +19,10 @@ travel), then pool them over seeds (:class:`Portrait`):
   :mod:`tpdisc.sim.mechanism`, over all agents whatever their type), and the share of
   attempts re-making a pair received earlier as a success (``remake_fraction``); for the
   protocol, its ablation and asocial play;
-- **coverage** of the three, and the protocol's ``get_logs()`` metrics after every step.
+- **coverage** of the three, and the protocol's ``get_logs()`` metrics after every step;
+- **accounting** of the three (:mod:`tpdisc.sim.accounting`): per way of choosing an
+  attempt, the attempts, what came of them (means per simulation) and the way's
+  contribution to the gain over asocial play on the same seeds.
 
 Curves over steps have ``T + 1`` points (before the first step, then after each) where
 they describe states, ``T`` where they describe what happened at a step.
@@ -45,6 +48,15 @@ from tpdisc.protocols.baselines import BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import AgentStates, ProtocolRunner, ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
 from tpdisc.python_source import PARSING, parse
+from tpdisc.sim.accounting import (
+    OUTCOMES,
+    WAYS,
+    Accounting,
+    asocial_rate,
+    contributions,
+    mean_accounting,
+    pooled,
+)
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import prepare_simulation, sem
 from tpdisc.sim.game import SimResult, run_simulation
@@ -225,6 +237,7 @@ class SimPortrait:
     agents: Mapping[str, AgentCurves]
     metrics: Mapping[str, tuple[str, tuple[float | None, ...]]]  # name -> (description, T)
     mechanism: Mechanism  # the protocol's, as evaluate reports it
+    accounting: Mapping[str, Accounting]  # per condition
 
 
 def owned_over_steps(history: AttemptHistory) -> tuple[np.ndarray, np.ndarray]:
@@ -379,6 +392,11 @@ class PortraitTask:
             },
             metrics=step_metrics(record),
             mechanism=original.mechanism,
+            accounting={
+                "protocol": original.accounting,
+                "ablation": ablated.accounting,
+                "asocial": asocial.accounting,
+            },
         )
 
 
@@ -404,8 +422,12 @@ class Portrait:
     metrics: dict[str, Any]
     mechanism: Mechanism
     settings: dict[str, Any] = field(default_factory=dict)
+    # {condition: {way: {attempts, group, self, failure, nothing, contribution}}}; None in
+    # portraits stored before tpdisc kept it
+    accounting: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        extra = {} if self.accounting is None else {"accounting": self.accounting}
         return {
             "name": self.name,
             "origin": self.origin,
@@ -421,6 +443,7 @@ class Portrait:
             "coverage": self.coverage,
             "metrics": self.metrics,
             "mechanism": self.mechanism,
+            **extra,
         }
 
     @classmethod
@@ -445,6 +468,7 @@ class Portrait:
             metrics=data["metrics"],
             mechanism=data["mechanism"],
             settings=dict(data["settings"]),
+            accounting=data.get("accounting"),
         )
 
 
@@ -456,7 +480,8 @@ MAX_PORTRAIT_SEEDS = 10_000
 
 def _check_portrait(data: Any) -> None:
     """Raise ValueError unless ``data`` has the shape :meth:`Portrait.to_json` gives."""
-    top = _fields(data, "portrait", PORTRAIT_FIELDS)
+    optional = ("accounting",) if isinstance(data, dict) and "accounting" in data else ()
+    top = _fields(data, "portrait", (*PORTRAIT_FIELDS, *optional))
     for key in ("name", "origin", "source", "docstring"):
         _check_text(top[key], key, MAX_PORTRAIT_TEXT)
     settings = top["settings"]
@@ -520,6 +545,14 @@ def _check_portrait(data: Any) -> None:
         _check_text(kind, "mechanism: a type", MAX_METRIC_TEXT)
         values = _fields(numbers, f"mechanism.{excerpt(kind, 40)}", NUMBERS)
         _numbers(list(values.values()), f"mechanism.{excerpt(kind, 40)}", len(NUMBERS))
+    if optional:
+        ledger = _fields(top["accounting"], "accounting", CONDITIONS)
+        for condition in CONDITIONS:
+            ways = _fields(ledger[condition], f"accounting.{condition}", WAYS)
+            for way in WAYS:
+                where = f"accounting.{condition}.{way}"
+                cells = _fields(ways[way], where, ACCOUNT_CELLS)
+                _numbers(list(cells.values()), where, len(ACCOUNT_CELLS))
 
 
 PORTRAIT_FIELDS = (
@@ -528,6 +561,7 @@ PORTRAIT_FIELDS = (
 )  # fmt: skip
 CONTENT_PARTS = ("per_step", "whole_game", "ablation_per_step", "ablation_whole_game")
 AGENT_CURVES = ("mean_inventory", "jaccard", "remake_share", "remake_fraction")
+ACCOUNT_CELLS = ("attempts", *OUTCOMES, "contribution")
 
 
 def _whole(value: Any) -> bool:
@@ -691,7 +725,31 @@ def pool(name: str, spec: ProtocolSpec, config: SimConfig, sims: Sequence[SimPor
         metrics=metrics,
         mechanism=mean_mechanism(s.mechanism for s in sims),
         settings=config.to_dict(),
+        accounting=accounting_by_condition(sims, coverage["asocial"]["mean"], config.n_agents),
     )
+
+
+def accounting_by_condition(
+    sims: Sequence[SimPortrait], asocial_curve: Sequence[float], n_agents: int
+) -> dict[str, Any]:
+    """Per condition and way: attempts, outcomes (means per simulation, all agent types
+    together) and the way's contribution to the gain over asocial play, whose mean curve
+    over the same seeds is ``asocial_curve``."""
+    rate = asocial_rate(asocial_curve, n_agents)
+    out: dict[str, Any] = {}
+    for condition in CONDITIONS:
+        accounting = mean_accounting(s.accounting[condition] for s in sims)
+        whole = pooled(accounting)
+        parts = contributions(accounting, rate)
+        out[condition] = {
+            way: {
+                "attempts": float(sum(whole["attempts_by_step"][way])),
+                **{o: float(whole["counts"][way][o]) for o in OUTCOMES},
+                "contribution": parts[way],
+            }
+            for way in WAYS
+        }
+    return out
 
 
 def build_portraits(

@@ -29,7 +29,14 @@ from tpdisc.cli.output import (
 )
 from tpdisc.cli.runs import describe_run, run_evaluations
 from tpdisc.cli.settings import Options, print_yaml, with_options
-from tpdisc.cli.tables import llm_usage, mechanism_table, results_table, versus, write_figures
+from tpdisc.cli.tables import (
+    accounting_table,
+    llm_usage,
+    mechanism_table,
+    results_table,
+    versus,
+    write_figures,
+)
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import (
@@ -80,7 +87,12 @@ DetailsOpt = Annotated[
         help="Also print a table, per protocol and agent type, of the mechanism numbers "
         "(means over sims): inventory size and gain, success rate, fractions of attempts "
         "re-making a received recipe or result, Jaccard distance between inventories, size "
-        "of their union. The --json results always hold them, under 'mechanism'.",
+        "of their union; and a table of where each protocol's elements come from: each "
+        "attempt classed by how it was chosen (re-making a received recipe, alone, with a "
+        "borrowed element, steered by the social bias, own pair anyway) with the new "
+        "elements each way found and, with asocial play among the protocols, each way's "
+        "contribution to the gain over it. The --json results always hold them, under "
+        "'mechanism' and 'accounting'.",
     ),
 ]
 AblateOpt = Annotated[
@@ -239,6 +251,7 @@ def run(
         out.print(results_table(evaluations, title, against))
     if details and not json_on_stdout(*json_targets):
         out.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
+        out.print(accounting_table(evaluations, sim.n_agents))
     for line in llm_usage(evaluations):
         out.print(line, highlight=False)
     if json_targets:

@@ -19,12 +19,14 @@ from tpdisc.cli.output import (
     JsonTarget,
     err_console,
     human_console,
+    json_on_stdout,
     json_option,
     progress_bar,
     user_errors,
 )
 from tpdisc.cli.runs import describe_run
 from tpdisc.cli.settings import Options, print_yaml, with_options
+from tpdisc.cli.tables import portrait_accounting_table
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -103,6 +105,8 @@ def inspect_cmd(
     ):
         portraits = build_portraits(domain, sim, named, config.seeds, pool, advance)
     index = write_portraits(portraits, out)
+    if not json_on_stdout(target):
+        out_console.print(portrait_accounting_table(portraits))
     out_console.print(f"pages written to {index}", highlight=False, soft_wrap=True)
     if target is not None:
         payload = {

@@ -1,5 +1,5 @@
-"""Evaluation results for people: the ranking table, the mechanism table, LLM usage lines
-and figures."""
+"""Evaluation results for people: the ranking table, the mechanism and accounting tables,
+LLM usage lines and figures."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from rich.table import Table
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
 from tpdisc.safefiles import write_file
+from tpdisc.sim.accounting import WAYS, asocial_rate, contributions, pooled
 from tpdisc.sim.evaluate import Evaluation
 
 if TYPE_CHECKING:
+    from tpdisc.analysis.portrait import Portrait
     from tpdisc.analysis.stats import PairwiseComparison, VersusReference
 
 
@@ -128,6 +130,102 @@ def mechanism_table(evaluations: list[Evaluation], title: str) -> Table:
                 number(m["jaccard_distance"], ".3f"),
                 number(m["union_size"], ".1f"),
                 end_section=k == len(kinds) - 1,
+            )
+    return table
+
+
+def asocial_of(evaluations: list[Evaluation]) -> Evaluation | None:
+    """The evaluation of asocial play among ``evaluations``: the baseline ``asocial``, else
+    a protocol that delivered nothing in any simulation (the reference's asocial file)."""
+    for ev in evaluations:
+        if ev.protocol == "asocial":
+            return ev
+    for ev in evaluations:
+        if ev.received and not any(ev.received) and not ev.protocol.endswith("(ablated)"):
+            return ev
+    return None
+
+
+def accounting_table(evaluations: list[Evaluation], n_agents: int) -> Table:
+    """Per protocol (ranked as in :func:`results_table`), where its elements come from
+    (:mod:`tpdisc.sim.accounting`): per way of choosing, the new elements for the group
+    and the attempts made that way; with asocial play among the protocols on the same
+    seeds, each way's contribution to the gain over it."""
+    asocial = asocial_of(evaluations)
+    caption = (
+        "Each way: new elements for the group / attempts, per simulation. remake: a pair "
+        "received as a success; alone: nothing received usable this step; borrowed: uses a "
+        "received element it does not own; steered: the social bias narrowed the choice to "
+        "pairs using a received element it owns; anyway: received elements, own pair chosen "
+        "without the bias."
+    )
+    rate = None
+    if asocial is not None:
+        rate = asocial_rate(asocial.curve_mean(), n_agents)
+        caption += (
+            f" Second line: the way's contribution to the gain over {asocial.protocol} "
+            "(its new elements minus what its attempts found in asocial play at the same "
+            "steps); the contributions add up to the gain."
+        )
+    table = Table(title="Where the elements come from (means over sims)", caption=caption)
+    table.add_column("protocol")
+    table.add_column("coverage", justify="right")
+    if rate is not None:
+        table.add_column("gain", justify="right")
+    for way in WAYS:
+        table.add_column(way, justify="right", min_width=6)
+    for ev in sorted(evaluations, key=lambda e: -e.mean):
+        if not ev.accounting_runs:
+            continue
+        accounting = ev.accounting
+        whole = pooled(accounting)
+        same_seeds = asocial is not None and ev.seeds == asocial.seeds
+        parts = contributions(accounting, rate) if rate is not None and same_seeds else None
+        row = [ev.protocol, f"{ev.mean:.1f}"]
+        if rate is not None:
+            row.append(
+                "–" if parts is None or asocial is None else f"{ev.mean - asocial.mean:+.1f}"
+            )
+        for way in WAYS:
+            group = whole["counts"][way]["group"]
+            cell = f"{group:.1f} / {sum(whole['attempts_by_step'][way]):.0f}"
+            if parts is not None:
+                cell += f"\n{parts[way]:+.1f}"
+            row.append(cell)
+        table.add_row(*row)
+    return table
+
+
+def portrait_accounting_table(portraits: list[Portrait]) -> Table:
+    """Per portrait, the protocol and its ablation: each way's new elements for the group /
+    attempts and its contribution to the gain over asocial play on the same seeds."""
+    table = Table(
+        title="Where the elements come from (means over sims, against asocial play)",
+        caption="Each way: new elements for the group / attempts, then the way's "
+        "contribution to the gain over asocial play on the same seeds (they add up to the "
+        "gain). Ways as in 'tpdisc evaluate --help' (--details); the pages say more.",
+    )
+    table.add_column("protocol")
+    table.add_column("coverage", justify="right")
+    table.add_column("gain", justify="right")
+    for way in WAYS:
+        table.add_column(way, justify="right", min_width=6)
+    for p in portraits:
+        if p.accounting is None:
+            continue
+        asocial = p.coverage["asocial"]["mean"][-1]
+        for condition, label in (("protocol", p.name), ("ablation", f"{p.name} (ablated)")):
+            final = p.coverage[condition]["mean"][-1]
+            cells = p.accounting[condition]
+            table.add_row(
+                label,
+                f"{final:.1f}",
+                f"{final - asocial:+.1f}",
+                *(
+                    f"{cells[w]['group']:.1f} / {cells[w]['attempts']:.0f}\n"
+                    f"{cells[w]['contribution']:+.1f}"
+                    for w in WAYS
+                ),
             )
     return table
 

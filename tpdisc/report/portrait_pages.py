@@ -159,8 +159,44 @@ def _summary(p: Portrait) -> str:
             ],
             coverage,
         )
+        + _accounting(p)
         + "<h3>What it delivered, whole game</h3>"
         + _table(["measure", "protocol", "its ablation"], content)
+    )
+
+
+WAY_LABELS = {
+    "remake": "re-made a recipe it was sent",
+    "alone": "nothing received usable (as in asocial play)",
+    "borrowed": "used a received element it lacks",
+    "steered": "steered by the social bias to a received element it owns",
+    "anyway": "received elements, own pair chosen without the bias",
+}
+
+
+def _accounting(p: Portrait) -> str:
+    """Where the elements come from: per way of choosing, new elements for the group /
+    attempts, and the way's contribution to the gain over asocial play."""
+    if p.accounting is None:
+        return ""
+    conditions = [c for c in CONDITIONS if c != "asocial"]
+    rows = []
+    for way, label in WAY_LABELS.items():
+        row: list[Any] = [label]
+        for c in conditions:
+            cell = p.accounting[c][way]
+            row += [f"{cell['group']:.1f} / {cell['attempts']:.0f}", f"{cell['contribution']:+.1f}"]
+        rows.append(row)
+    headers = ["attempts that…"]
+    for c in conditions:
+        headers += [f"{plots.LABELS[c]}: new for the group / attempts", "contribution"]
+    return (
+        "<h3>Where the elements come from</h3>"
+        + _table(headers, rows)
+        + "<p>Each attempt, per simulation, by how it was chosen. <em>New for the group</em>: "
+        "elements nobody had found; <em>contribution</em>: those minus what the same attempts "
+        "found in asocial play at the same steps, on the same seeds. The contributions add up "
+        "to the gain over asocial play.</p>"
     )
 
 

@@ -15,6 +15,7 @@ from tpdisc.executors.base import Executor, Task
 from tpdisc.executors.process import ProcessExecutor
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.sim.accounting import Accounting, mean_accounting
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.log import log_file
@@ -45,6 +46,9 @@ class Evaluation:
     mechanism: Mechanism = field(default_factory=dict)
     # per simulation (in the order of ``seeds``), the mechanism numbers it gave
     mechanism_runs: list[Mechanism] = field(default_factory=list)
+    # per simulation, each attempt's way and outcome (tpdisc.sim.accounting); the results
+    # JSON keeps their mean and each simulation's counts
+    accounting_runs: list[Accounting] = field(default_factory=list)
     # per simulation, what the protocol's get_logs() returned
     protocol_logs: list[list[dict[str, Any]]] = field(default_factory=list)
 
@@ -67,6 +71,7 @@ class Evaluation:
             n_agents=n_agents,
             mechanism=mean_mechanism(r.mechanism for r in results),
             mechanism_runs=[r.mechanism for r in results],
+            accounting_runs=[r.accounting for r in results],
             protocol_logs=[r.protocol_logs for r in results],
         )
 
@@ -91,6 +96,7 @@ class Evaluation:
             n_agents=first.n_agents,
             mechanism=mean_mechanism(runs),
             mechanism_runs=runs,
+            accounting_runs=[a for part in parts for a in part.accounting_runs],
             protocol_logs=[g for part in parts for g in part.protocol_logs],
         )
 
@@ -101,6 +107,11 @@ class Evaluation:
     @property
     def sem(self) -> float:
         return sem(self.final)
+
+    @property
+    def accounting(self) -> Accounting:
+        """Each attempt's way and outcome, means over the simulations."""
+        return mean_accounting(self.accounting_runs)
 
     def curve_mean(self) -> list[float]:
         return [float(v) for v in np.asarray(self.curves, dtype=float).mean(axis=0)]
@@ -125,6 +136,10 @@ class Evaluation:
             "agent_stats": self.agent_stats,
             "mechanism": self.mechanism,
             "mechanism_per_simulation": self.mechanism_runs,
+            "accounting": self.accounting,
+            "accounting_per_simulation": [
+                {kind: part["counts"] for kind, part in run.items()} for run in self.accounting_runs
+            ],
             "protocol_metrics": self.protocol_metrics(),
             "protocol_logs": self.protocol_logs,
         }

@@ -13,7 +13,9 @@ Coverage counts the distinct elements in the union of all inventories, *includin
 start elements (four in the full game): it is 4 before the first step.
 
 Each result also carries mechanism numbers per agent type (inventory size, success rate,
-remake fractions, Jaccard distance, union), defined in :mod:`tpdisc.sim.mechanism`. The
+remake fractions, Jaccard distance, union), defined in :mod:`tpdisc.sim.mechanism`, and
+the accounting of every attempt by how it was chosen and what came of it
+(:mod:`tpdisc.sim.accounting`). The
 game only plays; what is measured is kept by recorders (:mod:`tpdisc.sim.recorders`).
 """
 
@@ -35,6 +37,7 @@ from tpdisc.protocols.exchanges import Exchanges, validate_exchanges
 from tpdisc.protocols.interface import AgentStates, ProtocolSpec
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
+from tpdisc.sim.accounting import Accounting
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism
@@ -61,6 +64,8 @@ class SimResult:
     agent_stats: dict[str, float] = field(default_factory=dict)
     # per agent type: inventory size, success rate, remakes… (see tpdisc.sim.mechanism)
     mechanism: Mechanism = field(default_factory=dict)
+    # per agent type: each attempt's way and outcome (see tpdisc.sim.accounting)
+    accounting: Accounting = field(default_factory=dict)
     # with record_log: every agent's own attempts, so that the states behind each logged
     # memory can be rebuilt (behavioural features); None in ordinary runs
     history: AttemptHistory | None = None
@@ -251,7 +256,7 @@ def run_simulation(
     """
     game = Game(domain, config, seed)
     schedule = ScheduleRecorder()
-    counters = MechanismRecorder(game.kinds, game.starts, game.graph.n_elements)
+    counters = MechanismRecorder(game.kinds, game.starts, game.graph.n_elements, game.agents)
     game.recorders += [schedule, counters]
     log: TransmissionLog | None = None
     writer: ParquetLogWriter | None = None
@@ -278,6 +283,7 @@ def run_simulation(
             novel_received=counters.novel_received,
             agent_stats=stats,
             mechanism=counters.mechanism([s.inventory for s in game.states]),
+            accounting=counters.accounting(),
             history=attempt_history(game) if record_log else None,
         )
     except BaseException:

@@ -7,8 +7,8 @@ never changes the game. A new measure is a new recorder passed to
 
 Every simulation has a :class:`ScheduleRecorder` and a :class:`MechanismRecorder`; one
 with a log adds a :class:`LogRecorder` (in memory, or streamed to Parquet with
-``log_path``). The attempt history needs no recorder: it is the agents' own memories,
-which the game keeps anyway.
+``log_path``). The attempt history needs no recorder: it is the
+agents' own memories, which the game keeps anyway.
 """
 
 from __future__ import annotations
@@ -16,11 +16,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from tpdisc.agents.base import FAILED, Memory
+from tpdisc.agents.base import FAILED, Agent, Memory
 from tpdisc.protocols.exchanges import Exchanges
 from tpdisc.protocols.schedule import Schedule
+from tpdisc.sim import accounting
+from tpdisc.sim.accounting import Accounting
 from tpdisc.sim.log import ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
+
+# The accounting's ways and outcomes as positions in an agent's counts (way · outcomes +
+# outcome), bound here once: the game's recorder reads them a few times per attempt.
+_OUTCOMES = len(accounting.OUTCOMES)
+_REMAKE, _ALONE, _BORROWED, _STEERED, _ANYWAY = (w * _OUTCOMES for w in range(len(accounting.WAYS)))
+_GROUP, _SELF, _FAILURE, _NOTHING = range(_OUTCOMES)
 
 # What one learner was routed at one step, as a plain tuple (one is made per learner and
 # step: a named tuple's constructor would cost the game a few per cent):
@@ -57,14 +65,24 @@ class ScheduleRecorder:
 
 
 class MechanismRecorder:
-    """The counters behind the mechanism numbers (:mod:`tpdisc.sim.mechanism`) and the
-    received memories, kept as the game goes so that the summary needs no replay."""
+    """The counters behind the mechanism numbers (:mod:`tpdisc.sim.mechanism`), the received
+    memories and the accounting of every attempt (:mod:`tpdisc.sim.accounting`), kept as the
+    game goes so that the summary needs no replay. Whether the social bias steered a choice
+    is the agent's own ``steered`` (``agents``; without them, never), read right after the
+    step's choices."""
 
-    def __init__(self, kinds: Sequence[str], starts: Sequence[Sequence[int]], n_elements: int):
+    def __init__(
+        self,
+        kinds: Sequence[str],
+        starts: Sequence[Sequence[int]],
+        n_elements: int,
+        agents: Sequence[Agent] = (),
+    ):
         n_agents = len(starts)
         self.kinds = list(kinds)
         self.n_start = [len(s) for s in starts]
         self.n = n_elements
+        self.agents = list(agents)
         self.steps = 0
         self.successes = [0] * n_agents
         self.remakes = [0] * n_agents
@@ -75,26 +93,62 @@ class MechanismRecorder:
         self.received_results: list[set[int]] = [set() for _ in range(n_agents)]
         self.received = 0  # memories that passed the bottleneck, all agents together
         self.novel_received = 0  # of those, memories of pairs the learner had not tried
+        # The accounting: what each agent and the group own, who was given memories last
+        # step (a memory names two elements at least, so its learner had elements to use),
+        # and each agent's counts by way and outcome.
+        self.owned = [set(s) for s in starts]
+        self.discovered: set[int] = set().union(*self.owned)
+        self.given = [False] * n_agents
+        self.counts = [[0] * (len(accounting.WAYS) * len(accounting.OUTCOMES)) for _ in starts]
+        self.ways_by_step: list[list[int]] = []
 
     def attempted(self, step: int, memories: Sequence[Memory]) -> None:
-        n, failed = self.n, FAILED
+        n, failed, discovered = self.n, FAILED, self.discovered
         self.steps += 1  # one attempt per agent and step
+        ways = [_ALONE] * len(memories)
         for agent, (a, b, result) in enumerate(memories):
             # Pairs as ints (lo · n + hi): cheaper to make and hash than tuples.
             key = a * n + b if a <= b else b * n + a
             self.tried[agent].add(key)
+            owned = self.owned[agent]
+            # the way, as a position in the counts (way · outcomes)
             if key in self.received_pairs[agent]:
                 self.remakes[agent] += 1
-            if result != failed:
-                self.successes[agent] += 1
-                if result in self.received_results[agent]:
-                    self.result_remakes[agent] += 1
+                way = _REMAKE
+            elif not self.given[agent]:
+                way = _ALONE
+            elif a not in owned or b not in owned:  # an element it lacks: a social one
+                way = _BORROWED
+            elif self.agents and self.agents[agent].steered:
+                way = _STEERED
+            else:
+                way = _ANYWAY
+            ways[agent] = way
+            counts = self.counts[agent]
+            if result == failed:
+                counts[way + _FAILURE] += 1
+                continue
+            self.successes[agent] += 1
+            if result in self.received_results[agent]:
+                self.result_remakes[agent] += 1
+            if result in owned:
+                counts[way + _NOTHING] += 1
+            elif result in discovered:
+                owned.add(result)
+                counts[way + _SELF] += 1
+            else:
+                owned.add(result)
+                discovered.add(result)
+                counts[way + _GROUP] += 1
+        self.ways_by_step.append(ways)
 
     def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
         n, failed = self.n, FAILED
+        given = [False] * len(self.given)
         for learner, _, _, _, memories in deliveries:
             if not memories:
                 continue
+            given[learner] = True
             tried = self.tried[learner]
             pairs = self.received_pairs[learner]
             results = self.received_results[learner]
@@ -108,6 +162,7 @@ class MechanismRecorder:
                     novel += 1
             self.novel_received += novel
             self.received += len(memories)
+        self.given = given
 
     def mechanism(self, inventories: Sequence[Sequence[int]]) -> Mechanism:
         """The numbers per agent type, given every agent's final inventory."""
@@ -119,6 +174,12 @@ class MechanismRecorder:
             self.successes,
             self.remakes,
             self.result_remakes,
+        )
+
+    def accounting(self) -> Accounting:
+        """Per agent type, each attempt's way and outcome (:mod:`tpdisc.sim.accounting`)."""
+        return accounting.summarise(
+            self.kinds, self.counts, [[w // _OUTCOMES for w in ways] for ways in self.ways_by_step]
         )
 
 

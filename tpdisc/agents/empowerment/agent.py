@@ -575,6 +575,7 @@ class EmpowermentAgent(Agent):
         options are the positive rows and social pairs, in candidate order, and the pairs
         using a social item are looked for only when the bias asks for them.
         """
+        self.steered = False
         if self.noise is None:
             self._start(rng)
         if len(state.inventory) > len(self.inventory):
@@ -609,6 +610,7 @@ class EmpowermentAgent(Agent):
             if near.size or s_x is not None:
                 index, x = near, near_x
                 count, total, squares = near.size, near_total, float(x @ x)
+                self.steered = True
         j = self._softmax_draw(x, count, total, squares, s_x, rng)
         if j < x.size:
             return self._row_pair(int(index[j]))
