@@ -6,6 +6,16 @@ import textwrap
 
 import pytest
 
+from tests.search.answers import (
+    DRAFT,
+    FINAL,
+    HELPERS,
+    KEY_CHANGE,
+    OTHER,
+    QUOTES_A_FENCE,
+    USAGE,
+    USES_HELPERS,
+)
 from tpdisc.protocols.loader import load_protocol_class
 from tpdisc.search.parsing import AnswerFormatError, ParsedAnswer, parse_answer, render_answer
 from tpdisc.testing.fake_author import ProtocolAuthor
@@ -73,44 +83,8 @@ def test_missing_optional_sections_are_empty() -> None:
 
 
 # --- answers in the styles real models use ------------------------------------------------
-# Each protocol below is a whole, loadable class; the tests check both which code is taken
-# and that it loads (a helper dropped would be a NameError, a draft a different class).
-
-DRAFT = """class TransmissionProtocol:
-    def __init__(self, n_agents, n_steps):
-        self.n = n_agents
-
-    def share_memories(self, i_step, agent_states):
-        return {a: [((a + 1) % self.n, 0)] for a in agent_states}"""
-
-FINAL = '''import numpy as np
-
-
-class TransmissionProtocol:
-    """Each agent hears its ring neighbour's latest successes."""
-
-    def __init__(self, n_agents, n_steps):
-        self.n = n_agents
-        self.sent = 0
-
-    def share_memories(self, i_step, agent_states):
-        exchanges = {}
-        for agent in agent_states:
-            teacher = (agent + 1) % self.n
-            memories = agent_states[teacher]["memories"]
-            wins = [k for k, m in enumerate(memories) if m[2] is not None][-3:]
-            if wins:
-                exchanges[agent] = [(teacher, k) for k in wins]
-                self.sent += len(wins)
-        return exchanges
-
-    def get_logs(self):
-        return [{"metric_name": "sent", "metric_description": "memories sent",
-                 "metric_value": float(np.float64(self.sent))}]'''
-
-OTHER = FINAL.replace("(agent + 1) % self.n", "(agent - 1) % self.n").replace(
-    "ring neighbour's", "previous agent's"
-)
+# The tests check both which code is taken and that it loads (a helper dropped would be a
+# NameError, a draft a different class).
 
 
 def loads(code: str) -> type:
@@ -172,14 +146,6 @@ def test_the_same_class_repeated_is_no_ambiguity() -> None:
     assert parse_answer(text).code == FINAL
 
 
-USAGE = """p = TransmissionProtocol(4, 10)
-states = {i: {"inventory": ("air",), "memories": ()} for i in range(4)}
-print(p.share_memories(0, states))"""
-KEY_CHANGE = """    def share_memories(self, i_step, agent_states):
-        # the key change: only successes
-        return {}"""
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -208,26 +174,6 @@ def test_an_inline_code_tag_in_prose_does_not_replace_the_code() -> None:
     assert parse_answer(text).code == FINAL
 
 
-HELPERS = """import numpy as np
-
-HORIZON = 3
-
-
-def latest_wins(memories, k=HORIZON):
-    return [i for i, m in enumerate(memories) if m[2] is not None][-k:]"""
-
-USES_HELPERS = """class TransmissionProtocol:
-    def __init__(self, n_agents, n_steps):
-        self.n = n_agents
-
-    def share_memories(self, i_step, agent_states):
-        teachers = {a: (a + 1) % self.n for a in agent_states}
-        return {
-            a: [(t, k) for k in latest_wins(agent_states[t]["memories"])]
-            for a, t in teachers.items()
-        }"""
-
-
 def test_helpers_in_their_own_fence_inside_code_are_kept_in_order() -> None:
     text = (
         "<code>\nFirst the helpers:\n```python\n"
@@ -239,34 +185,6 @@ def test_helpers_in_their_own_fence_inside_code_are_kept_in_order() -> None:
     protocol = loads(code)(3, 5)
     states = {i: {"inventory": (), "memories": (("a", "b", "c"),)} for i in range(3)}
     assert protocol.share_memories(0, states) == {0: [(1, 0)], 1: [(2, 0)], 2: [(0, 0)]}
-
-
-QUOTES_A_FENCE = '''import random
-
-
-class TransmissionProtocol:
-    """Shares one random memory.
-
-    Example:
-    ```
-    TransmissionProtocol(3, 10).share_memories(0, states)
-    ```
-    """
-
-    def __init__(self, n_agents, n_steps):
-        self.n = n_agents
-
-    def share_memories(self, i_step, agent_states):
-        """Returns
-```
-{recipient: [(sender, index)]}
-```
-        """
-        sender = random.randrange(self.n)
-        memories = agent_states[sender]["memories"]
-        if not memories:
-            return {}
-        return {a: [(sender, len(memories) - 1)] for a in agent_states if a != sender}'''
 
 
 @pytest.mark.parametrize(
