@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
+from tests.search.answers import final, requested
 from tpdisc.cli import app
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
-from tpdisc.testing.chat_server import FakeChatServer
+from tpdisc.testing.chat_server import FakeChatServer, Reply
 from tpdisc.testing.fake_author import ProtocolAuthor
 
 runner = CliRunner()
@@ -269,3 +270,28 @@ def test_evolve_rescores_its_best_and_says_which_is_best_there(tmp_path, recipes
         assert len(archive.rescores()) == 3
     assert "$0.0000" not in result.output + result.stderr  # offline: nothing spent, none said
     assert "LLM calls" not in result.output
+
+
+def test_evolve_names_an_answer_cut_off_at_max_tokens(tmp_path, recipes) -> None:
+    cut = requested(final(3))[:-200]
+    script = [
+        Reply.text(cut, finish_reason="length", completion_tokens=512),
+        Reply.text(requested(final(3))),
+    ]
+    with FakeChatServer(script) as server:
+        result = evolve(
+            tmp_path / "run",
+            recipes,
+            *("--iterations", "1", "--base-url", server.base_url, "--model", "fake"),
+            *("--max-tokens", "512"),
+        )
+        sent = [r.body.get("max_tokens") for r in server.requests]
+    assert result.exit_code == 0, result.output
+    assert sent == [512, 512]
+    said = " ".join(result.stderr.split())
+    assert (
+        "i0001: the answer was cut off at 512 tokens (max_tokens 512) before its code was "
+        "complete; raise --max-tokens (llm.max_tokens) if answers keep being cut off" in said
+    )
+    shown = runner.invoke(app, ["archive", str(tmp_path / "run"), "--show", "i0001"])
+    assert "error: the answer was cut off at 512 tokens" in " ".join(shown.output.split())
