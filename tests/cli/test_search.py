@@ -272,6 +272,24 @@ def test_evolve_rescores_its_best_and_says_which_is_best_there(tmp_path, recipes
     assert "LLM calls" not in result.output
 
 
+def test_archive_show_takes_names_and_says_what_a_number_could_mean(tmp_path, recipes) -> None:
+    help_text = " ".join(runner.invoke(app, ["archive", "--help"]).output.split())
+    assert "not the row ids of --json" in help_text and "7 or i0002" not in help_text
+    run_dir = tmp_path / "run"
+    assert evolve(run_dir, recipes, "--iterations", "2").exit_code == 0
+    data = json.loads(runner.invoke(app, ["archive", str(run_dir), "--json"]).output)
+    ids = {p["name"]: p["id"] for p in data["protocols"]}
+    by_name = runner.invoke(app, ["archive", str(run_dir), "--show", "i0002"])
+    assert by_name.exit_code == 0 and by_name.output.startswith("i0002 — valid")
+    number = str(ids["i0001"])  # after the seeds' rows; no iteration has that number
+    by_number = runner.invoke(app, ["archive", str(run_dir), "--show", number])
+    assert by_number.exit_code == 1
+    expected = f"no protocol named '{number}' (protocols go by name: row id {number} of --json"
+    assert f"{expected} is i0001);" in " ".join(by_number.stderr.split())
+    two = runner.invoke(app, ["archive", str(run_dir), "--export", "2", str(tmp_path / "x.py")])
+    assert "iteration 2's proposal is i0002" in " ".join(two.stderr.split())
+
+
 def test_evolve_names_an_answer_cut_off_at_max_tokens(tmp_path, recipes) -> None:
     cut = requested(final(3))[:-200]
     script = [
