@@ -91,6 +91,13 @@ def loads(code: str) -> type:
     return load_protocol_class(code, "answer.py")
 
 
+def taken(text: str, expected: str) -> type:
+    """The protocol class of the code taken from ``text``, which must be ``expected``."""
+    code = parse_answer(text).code
+    assert code == expected
+    return loads(code)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -113,9 +120,7 @@ def loads(code: str) -> type:
     ],
 )
 def test_the_final_class_is_taken_not_the_draft_before_it(text: str) -> None:
-    code = parse_answer(text).code
-    assert code == FINAL
-    assert loads(code).__name__ == "TransmissionProtocol"
+    assert taken(text, FINAL)(3, 5).sent == 0  # FINAL's own attribute, not the draft's
 
 
 def test_a_draft_in_the_reasoning_is_taken_when_there_is_nothing_else() -> None:
@@ -180,9 +185,7 @@ def test_helpers_in_their_own_fence_inside_code_are_kept_in_order() -> None:
         f"{HELPERS}\n```\nThen the protocol:\n```python\n{USES_HELPERS}\n```\n"
         f"Try it:\n```python\n{USAGE}\n```\n</code>"
     )
-    code = parse_answer(text).code
-    assert code == f"{HELPERS}\n\n{USES_HELPERS}"
-    protocol = loads(code)(3, 5)
+    protocol = taken(text, f"{HELPERS}\n\n{USES_HELPERS}")(3, 5)
     states = {i: {"inventory": (), "memories": (("a", "b", "c"),)} for i in range(3)}
     assert protocol.share_memories(0, states) == {0: [(1, 0)], 1: [(2, 0)], 2: [(0, 0)]}
 
@@ -197,9 +200,7 @@ def test_helpers_in_their_own_fence_inside_code_are_kept_in_order() -> None:
     ],
 )
 def test_a_fence_in_a_docstring_does_not_close_the_code(text: str) -> None:
-    code = parse_answer(text).code
-    assert code == QUOTES_A_FENCE
-    assert loads(code).share_memories.__doc__.strip().endswith("```")
+    assert taken(text, QUOTES_A_FENCE).share_memories.__doc__.strip().endswith("```")
 
 
 @pytest.mark.parametrize(
