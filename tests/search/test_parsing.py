@@ -115,6 +115,12 @@ def taken(text: str, expected: str) -> type:
         f"memory 0. Final version:\n\n```python\n{FINAL}\n```\n",
         # a fence opened in the reasoning and never closed there ends with it
         f"<think>\nSomething like ```python\nshare = 1\n</think>\n```python\n{FINAL}\n```",
+        # a draft and its correction, the line before it naming the draft
+        f"```python\n{DRAFT}\n```\nHere is the corrected code (the previous version "
+        f"crashed):\n```python\n{FINAL}\n```",
+        # a draft under another name, then the final version
+        f"```python\n{DRAFT.replace('TransmissionProtocol', 'RingSketch')}\n```\n\n"
+        f"**Final version:**\n\n```python\n{FINAL}\n```",
         # draft and final both tagged, in a preamble and in the answer
         f"<thinking>\n```python\n{DRAFT}\n```\n</thinking>\n<code>\n{FINAL}\n</code>",
     ],

@@ -60,12 +60,20 @@ _DIFF = re.compile(
     r"^@@ .*@@|^@@$|^\*\*\* (Begin Patch|Update File:|Add File:)|^--- \S.*\n\+\+\+ \S",
     re.MULTILINE,
 )
-# Words that offer a later program as something other than the answer.
-_NOT_THE_ANSWER = re.compile(
+# Words on the line before a later program that say what it is: another option (it is not
+# clear which is meant), the final version (it is), or a quote of an earlier protocol.
+_ALTERNATIVE = re.compile(
     r"\b(alternative(ly)?|another (option|approach|variant|version|idea|design)|"
-    r"option\s*(2|b|two)\b|variant\s*(2|b)\b|for (comparison|reference)|"
-    r"(original|parent|baseline|previous|old) (version|protocol|code|class|solution)|"
-    r"you (could|can|may) (also|instead))",
+    r"option\s*(2|b|two)|variant\s*(2|b)|you (could|can|may) (also|instead))\b",
+    re.IGNORECASE,
+)
+_FINAL = re.compile(
+    r"\b(final|corrected|fixed|revised|improved|updated|complete|full|finished)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(
+    r"\b(for (comparison|reference)|"
+    r"(original|parent|baseline|previous|old|earlier) (version|protocol|code|class|solution))\b",
     re.IGNORECASE,
 )
 
@@ -385,8 +393,10 @@ def _choose(text: str, protocols: list[_Program]) -> _Program:
     # The line leading into the last one says what it is ("Final version:", "Alternatively:").
     gap = text[distinct[-2].span.outer_end : last.span.outer_start]
     lead_in = ([line for line in gap.splitlines() if line.strip()] or [""])[-1]
-    names = {p.name for p in distinct}
-    if len(names) == 1 and not _NOT_THE_ANSWER.search(lead_in):
+    if not _ALTERNATIVE.search(lead_in) and (
+        _FINAL.search(lead_in)
+        or (len({p.name for p in distinct}) == 1 and not _QUOTED.search(lead_in))
+    ):
         return last  # a draft, then its final version
     listed = "; ".join(
         f"{p.name} in {p.where} at line {_line(text, p.span.outer_start)}" for p in distinct
