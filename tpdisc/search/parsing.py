@@ -60,21 +60,25 @@ _DIFF = re.compile(
     r"^@@ .*@@|^@@$|^\*\*\* (Begin Patch|Update File:|Add File:)|^--- \S.*\n\+\+\+ \S",
     re.MULTILINE,
 )
+
+
+def _phrases(*phrases: str) -> re.Pattern[str]:
+    return re.compile(r"\b(" + "|".join(phrases) + r")\b", re.IGNORECASE)
+
+
 # Words on the line before a later program that say what it is: another option (it is not
 # clear which is meant), the final version (it is), or a quote of an earlier protocol.
-_ALTERNATIVE = re.compile(
-    r"\b(alternative(ly)?|another (option|approach|variant|version|idea|design)|"
-    r"option\s*(2|b|two)|variant\s*(2|b)|you (could|can|may) (also|instead))\b",
-    re.IGNORECASE,
+_ALTERNATIVE = _phrases(
+    r"alternative(ly)?",
+    r"another (option|approach|variant|version|idea|design)",
+    r"option\s*(2|b|two)",
+    r"variant\s*(2|b)",
+    r"you (could|can|may) (also|instead)",
 )
-_FINAL = re.compile(
-    r"\b(final|corrected|fixed|revised|improved|updated|complete|full|finished)\b",
-    re.IGNORECASE,
-)
-_QUOTED = re.compile(
-    r"\b(for (comparison|reference)|"
-    r"(original|parent|baseline|previous|old|earlier) (version|protocol|code|class|solution))\b",
-    re.IGNORECASE,
+_FINAL = _phrases(r"final|corrected|fixed|revised|improved|updated|complete|full|finished")
+_QUOTED = _phrases(
+    r"for (comparison|reference)",
+    r"(original|parent|baseline|previous|old|earlier) (version|protocol|code|class|solution)",
 )
 
 
