@@ -180,3 +180,69 @@ class RecencySharing:
             }
         ]
 '''
+
+
+# How models and people write protocols with dataclasses: settings and records as
+# dataclasses (a ClassVar, a default factory, Optional), type hints read back at import,
+# and a ``__main__`` demo that an imported module never runs. With and without the
+# postponed annotations of ``from __future__ import annotations`` (FUTURE_ANNOTATIONS).
+DATACLASS_PROTOCOL = """
+import random
+import typing
+from dataclasses import dataclass, field
+from typing import ClassVar, Optional
+
+
+@dataclass(frozen=True)
+class Settings:
+    per_step: int = 3
+    horizon: int = 5
+    kinds: ClassVar[tuple] = ("success", "failure")
+
+
+@dataclass
+class Ledger:
+    sent: dict = field(default_factory=dict)
+    last_teacher: Optional[int] = None
+
+    def note(self, teacher: int, count: int) -> None:
+        self.sent[teacher] = self.sent.get(teacher, 0) + count
+        self.last_teacher = teacher
+
+
+FIELDS = sorted(typing.get_type_hints(Ledger))
+MODULE = __name__
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        self.n_agents = n_agents
+        self.settings = Settings()
+        self.ledger = Ledger()
+
+    def share_memories(self, i_step, agent_states):
+        exchanges = {}
+        for agent in range(self.n_agents):
+            teacher = random.randrange(self.n_agents)
+            memories = agent_states[teacher]["memories"]
+            recent = list(range(len(memories)))[-self.settings.horizon :]
+            picks = [m for m in recent if memories[m][2] is not None][: self.settings.per_step]
+            if teacher != agent and picks:
+                exchanges[agent] = [(teacher, m) for m in picks]
+                self.ledger.note(teacher, len(picks))
+        return exchanges
+
+    def get_logs(self):
+        return [
+            {
+                "metric_name": "teachers",
+                "metric_description": f"agents that taught ({', '.join(FIELDS)} kept)",
+                "metric_value": float(len(self.ledger.sent)),
+            }
+        ]
+
+
+if __name__ == "__main__":
+    print(TransmissionProtocol(3, 5).share_memories(0, {}))
+"""
+FUTURE_ANNOTATIONS = "from __future__ import annotations\n"

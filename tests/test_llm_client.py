@@ -247,3 +247,41 @@ def test_the_reply_size_cap_is_a_setting() -> None:
         LLMConfig(base_url="http://x", model="m", max_reply_bytes=10)
     config = LLMConfig.from_dict({"base_url": "http://x", "model": "m", "max_reply_bytes": 5_000})
     assert config.max_reply_bytes == 5_000
+
+
+# --- reasoning models: where their text comes ---------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "thinking"])
+def test_a_reasoning_models_thinking_is_kept_apart_from_its_answer(field: str) -> None:
+    replies = [
+        Reply.reasoned("First, the pairs.", "<code>x</code>", reasoning_field=field),
+        Reply.reasoned("All of it went here.", reasoning_field=field, usage=False),
+    ]
+    with FakeChatServer(replies) as server:
+        client = client_for(server)
+        answered, thought_only = client.chat(HELLO), client.chat(HELLO)
+    assert (answered.text, answered.reasoning, answered.reasoning_field) == (
+        "<code>x</code>",
+        "First, the pairs.",
+        field,
+    )
+    assert (thought_only.text, thought_only.reasoning) == ("", "All of it went here.")
+    # billed for its thinking: the estimate counts it
+    assert thought_only.usage_estimated and thought_only.completion_tokens == 5
+
+
+def test_content_as_a_list_of_parts_gives_its_text_and_its_thinking() -> None:
+    parts = [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "Weigh the pairs."}]},
+        {"type": "text", "text": "<code>"},
+        {"type": "image_url", "image_url": {"url": "data:,"}},
+        {"type": "text", "text": "x</code>"},
+    ]
+    with FakeChatServer([Reply(content=parts)]) as server:
+        reply = client_for(server).chat(HELLO)
+    assert (reply.text, reply.reasoning, reply.reasoning_field) == (
+        "<code>x</code>",
+        "Weigh the pairs.",
+        "content",
+    )

@@ -155,6 +155,10 @@ class ChatReply:
     seconds: float  # wall time including waits between retries
     finish_reason: str | None = None
     usage_estimated: bool = False  # the server reported no usage; tokens are estimates
+    # What a reasoning model thought before answering, where the server sends it apart
+    # from the answer, and the field it came in ("reasoning_content", ...).
+    reasoning: str = ""
+    reasoning_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,10 @@ class ReplyRefused(Exception):
 MAX_REPLY_DEPTH = 32
 # Token counts beyond this are not a server's honest report.
 MAX_TOKENS = 10**9
+# Where servers put a reasoning model's thinking, beside ``content``: DeepSeek and vLLM
+# ``reasoning_content``, OpenRouter, Ollama and newer vLLM ``reasoning``, some proxies
+# ``thinking``. (Mistral sends it as "thinking" parts of a list ``content``.)
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
 
 
 class LLMClient:
@@ -378,7 +386,7 @@ class LLMClient:
         estimated = parsed.prompt_tokens is None or parsed.completion_tokens is None
         if estimated:
             prompt_tokens = sum(estimate_tokens(m.get("content", "")) for m in messages)
-            completion_tokens = estimate_tokens(parsed.text)
+            completion_tokens = estimate_tokens(parsed.text + parsed.reasoning)
         else:
             prompt_tokens = parsed.prompt_tokens or 0
             completion_tokens = parsed.completion_tokens or 0
@@ -392,6 +400,8 @@ class LLMClient:
             seconds=seconds,
             finish_reason=parsed.finish_reason,
             usage_estimated=estimated,
+            reasoning=parsed.reasoning,
+            reasoning_field=parsed.reasoning_field,
         )
         with self._lock:
             u = self._usage
@@ -441,6 +451,8 @@ class _Parsed:
     finish_reason: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
+    reasoning: str = ""
+    reasoning_field: str | None = None
 
 
 def _parse_reply(body: bytes) -> _Parsed:
@@ -457,16 +469,19 @@ def _parse_reply(body: bytes) -> _Parsed:
     choices = data.get("choices")
     if not isinstance(choices, list):
         raise ReplyRefused(f"choices: expected a list, got {excerpt(choices)}")
-    text, finish = "", None
+    text, finish, reasoning, field = "", None, "", None
     if choices:
         choice = choices[0]
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             raise ReplyRefused(f"choices[0].message: expected an object, got {excerpt(message)}")
-        content = message.get("content")
-        if content is not None and not isinstance(content, str):
-            raise ReplyRefused(f"choices[0].message.content: expected text, got {excerpt(content)}")
-        text = content or ""
+        text, reasoning = _content(message.get("content"), "choices[0].message.content")
+        field = "content" if reasoning else None
+        for name in REASONING_FIELDS:
+            value = message.get(name)
+            # Provider-specific and optional: a field of another shape is not this one.
+            if not reasoning and isinstance(value, str) and value.strip():
+                reasoning, field = value, name
         finish = _optional_text(choice.get("finish_reason"), "choices[0].finish_reason")
     model = _optional_text(data.get("model"), "model")
     usage = data.get("usage")
@@ -476,7 +491,29 @@ def _parse_reply(body: bytes) -> _Parsed:
         completion = _tokens(usage.get("completion_tokens"), "usage.completion_tokens")
     elif usage is not None:
         raise ReplyRefused(f"usage: expected an object, got {excerpt(usage)}")
-    return _Parsed(text, model, finish, prompt, completion)
+    return _Parsed(text, model, finish, prompt, completion, reasoning, field)
+
+
+def _content(value: Any, where: str) -> tuple[str, str]:
+    """A message's answer and reasoning from its ``content``: text, or a list of parts
+    whose "text" parts are the answer and "thinking" parts the reasoning (other parts, an
+    image or a citation, hold neither)."""
+    if value is None or isinstance(value, str):
+        return value or "", ""
+    if not isinstance(value, list):
+        raise ReplyRefused(f"{where}: expected text, got {excerpt(value)}")
+    answer, thinking = [], []
+    for part in value:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            answer.append(part["text"])
+        elif kind in ("thinking", "reasoning"):
+            inner = part.get(kind)
+            pieces = inner if isinstance(inner, list) else [{"text": inner}]
+            thinking += [
+                p["text"] for p in pieces if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+    return "".join(answer), "\n".join(thinking)
 
 
 def _check_depth(data: Any) -> None:

@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TOY
+from tests.search.answers import final, requested
 from tpdisc.cli import app
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
-from tpdisc.testing.chat_server import FakeChatServer
+from tpdisc.testing.chat_server import FakeChatServer, Reply
 from tpdisc.testing.fake_author import ProtocolAuthor
 
 runner = CliRunner()
@@ -269,3 +270,46 @@ def test_evolve_rescores_its_best_and_says_which_is_best_there(tmp_path, recipes
         assert len(archive.rescores()) == 3
     assert "$0.0000" not in result.output + result.stderr  # offline: nothing spent, none said
     assert "LLM calls" not in result.output
+
+
+def test_archive_show_takes_names_and_says_what_a_number_could_mean(tmp_path, recipes) -> None:
+    help_text = " ".join(runner.invoke(app, ["archive", "--help"]).output.split())
+    assert "not the row ids of --json" in help_text and "7 or i0002" not in help_text
+    run_dir = tmp_path / "run"
+    assert evolve(run_dir, recipes, "--iterations", "2").exit_code == 0
+    data = json.loads(runner.invoke(app, ["archive", str(run_dir), "--json"]).output)
+    ids = {p["name"]: p["id"] for p in data["protocols"]}
+    by_name = runner.invoke(app, ["archive", str(run_dir), "--show", "i0002"])
+    assert by_name.exit_code == 0 and by_name.output.startswith("i0002 — valid")
+    number = str(ids["i0001"])  # after the seeds' rows; no iteration has that number
+    by_number = runner.invoke(app, ["archive", str(run_dir), "--show", number])
+    assert by_number.exit_code == 1
+    expected = f"no protocol named '{number}' (protocols go by name: row id {number} of --json"
+    assert f"{expected} is i0001);" in " ".join(by_number.stderr.split())
+    two = runner.invoke(app, ["archive", str(run_dir), "--export", "2", str(tmp_path / "x.py")])
+    assert "iteration 2's proposal is i0002" in " ".join(two.stderr.split())
+
+
+def test_evolve_names_an_answer_cut_off_at_max_tokens(tmp_path, recipes) -> None:
+    cut = requested(final(3))[:-200]
+    script = [
+        Reply.text(cut, finish_reason="length", completion_tokens=512),
+        Reply.text(requested(final(3))),
+    ]
+    with FakeChatServer(script) as server:
+        result = evolve(
+            tmp_path / "run",
+            recipes,
+            *("--iterations", "1", "--base-url", server.base_url, "--model", "fake"),
+            *("--max-tokens", "512"),
+        )
+        sent = [r.body.get("max_tokens") for r in server.requests]
+    assert result.exit_code == 0, result.output
+    assert sent == [512, 512]
+    said = " ".join(result.stderr.split())
+    assert (
+        "i0001: the answer was cut off at 512 tokens (max_tokens 512) before its code was "
+        "complete; raise --max-tokens (llm.max_tokens) if answers keep being cut off" in said
+    )
+    shown = runner.invoke(app, ["archive", str(tmp_path / "run"), "--show", "i0001"])
+    assert "error: the answer was cut off at 512 tokens" in " ".join(shown.output.split())

@@ -7,12 +7,13 @@ contract, and one-line errors naming the file, the line and the step.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import APPENDIX
+from tests.helpers import APPENDIX, DATACLASS_PROTOCOL, FUTURE_ANNOTATIONS
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain, make_domain
 from tpdisc.errors import ProtocolError
@@ -150,6 +151,23 @@ def test_imported_protocol_classes_do_not_count() -> None:
 def test_load_errors_name_file_and_line(source: str, message: str) -> None:
     with pytest.raises(ProtocolError, match=message):
         load_protocol_class(textwrap.dedent(source), "p.py")
+
+
+@pytest.mark.parametrize("future", ["", FUTURE_ANNOTATIONS])
+def test_a_dataclass_protocol_loads_as_a_file_of_its_own(
+    toy: Domain, tmp_path: Path, future: str
+) -> None:
+    """Compiled with its own ``__future__`` flags only (this loader postpones annotations,
+    the protocol need not), in a module registered as an imported one is."""
+    path = write(tmp_path, future + DATACLASS_PROTOCOL)
+    cls = load_protocol_class(path.read_text(), str(path))
+    module = sys.modules[cls.__module__]
+    assert cls.__module__ == module.MODULE  # __name__, and no __main__ demo run
+    assert module.FIELDS == ["last_teacher", "sent"]
+    annotation = module.Settings.__annotations__["per_step"]
+    assert annotation == ("int" if future else int)
+    result = play(toy, path)
+    assert result.schedule.total_sent() > 0 and result.protocol_logs[0]["metric_value"] > 0
 
 
 def test_find_protocol_class_needs_a_class_not_a_name() -> None:

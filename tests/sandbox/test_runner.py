@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import DATACLASS_PROTOCOL, FUTURE_ANNOTATIONS
 from tests.sandbox.helpers import (
     FAST,
     RANDOM_PROTOCOL,
@@ -37,6 +38,18 @@ def test_sandboxed_and_trusted_runs_of_one_file_give_the_same_simulation(
                 "metric_value": [int(v) for v in trusted.protocol_logs[0]["metric_value"]],
             }
         ]
+
+
+@pytest.mark.parametrize("future", ["", FUTURE_ANNOTATIONS])
+def test_a_dataclass_protocol_runs_sandboxed_as_it_runs_trusted(
+    toy_graph: RecipeGraph, future: str
+) -> None:
+    source = future + DATACLASS_PROTOCOL
+    trusted = simulate(toy_graph, SourceProtocol("p", source, "p.py", True), 3)
+    sandboxed = simulate(toy_graph, SandboxedSource("p", source, "p.py"), 3)
+    assert trusted.schedule.total_sent() > 0
+    assert same_simulation(trusted, sandboxed)
+    assert sandboxed.protocol_logs == trusted.protocol_logs
 
 
 def test_the_caller_chooses_the_sandbox_and_a_plain_source_never_runs_untrusted() -> None:

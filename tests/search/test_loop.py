@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.search.answers import MEANT, OTHER, final, requested
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
@@ -18,8 +19,8 @@ from tpdisc.llm_client import LLMClient, LLMConfig, ModelPrice
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import RunSummary, SearchLoop, open_run_dir
-from tpdisc.search.prompts import PromptSettings
-from tpdisc.search.proposers import LLMProposer, OfflineProposer, Proposer
+from tpdisc.search.prompts import REPAIR_HEADING, PromptSettings
+from tpdisc.search.proposers import CUT_OFF_REQUEST, LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.selection import contrasts, thompson_parent
 from tpdisc.sim.config import SimConfig
 from tpdisc.testing.chat_server import FakeChatServer, Reply
@@ -446,3 +447,102 @@ def test_a_malformed_reply_to_the_search_stops_it_with_the_reason(
     assert summary.stopped is not None and summary.completed == 0
     assert "the model endpoint keeps failing" in summary.stopped
     assert f"reply refused: {reason}" in summary.stopped
+
+
+# --- answers as real models write them, through real searches ------------------------------
+
+
+def llm_run(tmp_path: Path, graph, script: list, iterations: int, **llm):
+    """A warm-up-only LLM search answered by ``script``: its archive's rows of iterations,
+    the requests the server got and the events of the run."""
+    config = replace(
+        TINY,
+        iterations=iterations,
+        warmup=iterations,
+        proposer="llm",
+        llm=LLMConfig(base_url="http://127.0.0.1:1/v1", model="fake", **llm),
+    )
+    events = []
+    with FakeChatServer(script) as server:
+        run_dir = tmp_path / "r"
+        config = open_run_dir(run_dir, config, {})
+        with SearchLoop(
+            run_dir,
+            config,
+            make_domain(graph),
+            llm_proposer(server, config, **llm),
+            SerialExecutor(),
+            on_event=events.append,
+        ) as loop:
+            loop.run()
+        requests = server.requests
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        rows = [c for c in archive.candidates() if c.iteration > 0]
+    return rows, requests, events
+
+
+def test_a_search_archives_the_code_each_style_of_answer_meant(tmp_path, toy_graph) -> None:
+    styles = [(Reply.text(text), code) for text, code in MEANT.values()]
+    # a reasoning model whose server sent the whole answer as its reasoning
+    styles.append((Reply.reasoned(requested(final(7))), final(7)))
+    rows, _, _ = llm_run(tmp_path, toy_graph, [reply for reply, _ in styles], len(styles))
+    assert [(r.name, r.status, r.error) for r in rows] == [
+        (f"i{k:04d}", "valid", None) for k in range(1, len(styles) + 1)
+    ]
+    assert [r.code for r in rows] == [code for _, code in styles]
+    assert rows[-1].answer == requested(final(7))  # what the model said is kept
+
+
+CUT = requested(final(8))[:-300]  # stopped inside the class, by the token limit
+REFUSED = {
+    "two different protocols": (
+        Reply.text(f"{requested(final(8))}\nAlternatively:\n```python\n{OTHER}\n```"),
+        "2 different protocols",
+    ),
+    "SEARCH/REPLACE edits": (
+        Reply.text("<code>\n<<<<<<< SEARCH\n[-3:]\n=======\n[-2:]\n>>>>>>> REPLACE\n</code>"),
+        "gives edits (SEARCH/REPLACE blocks or a diff) instead of a program",
+    ),
+    "a cut-off answer": (
+        Reply.text(CUT, finish_reason="length", completion_tokens=4096),
+        "the answer was cut off at 4,096 tokens (max_tokens 4,096) before its code was complete",
+    ),
+    "a reasoning model cut off while thinking": (
+        Reply.reasoned(
+            "Let me weigh the pairs " * 50, finish_reason="length", completion_tokens=4096
+        ),
+        "the answer was cut off at 4,096 tokens (max_tokens 4,096) before its code was complete "
+        "(all its text (1,150 characters) came in the reply's 'reasoning_content' field",
+    ),
+    "a reasoning model that answered in its reasoning without code": (
+        Reply.reasoned("I would share successes with neighbours.", reasoning_field="reasoning"),
+        "the answer has no <code> section: put the complete Python source of the "
+        "TransmissionProtocol class between <code> and </code>; the reply's content was empty "
+        "and all its text (40 characters) came in the reply's 'reasoning' field",
+    ),
+}
+
+
+def test_refused_answers_say_why_in_the_archive_and_the_repair_prompt(tmp_path, toy_graph) -> None:
+    script = []
+    for k, (reply, _) in enumerate(REFUSED.values()):
+        script += [reply, Reply.text(requested(final(10 + k)))]
+    rows, requests, events = llm_run(tmp_path, toy_graph, script, len(REFUSED), max_tokens=4096)
+    assert [(r.name, r.status) for r in rows] == [
+        (name, status)
+        for k in range(1, len(REFUSED) + 1)
+        for name, status in ((f"i{k:04d}", "invalid"), (f"i{k:04d}r1", "valid"))
+    ]
+    for k, (_, message) in enumerate(REFUSED.values()):
+        assert message in rows[2 * k].error
+        assert rows[2 * k].code is None and rows[2 * k + 1].code == final(10 + k)
+        repair = requests[2 * k + 1].last_user_text
+        assert REPAIR_HEADING in repair and message in " ".join(repair.split())
+    assert all(r.body.get("max_tokens") == 4096 for r in requests)
+    # the cut-off answers are named in the run's output too
+    notes = [note for event in events for note in event.notes]
+    assert notes == [
+        f"{name}: {rows[2 * k].error.removesuffix(CUT_OFF_REQUEST)}; raise --max-tokens "
+        "(llm.max_tokens) if answers keep being cut off"
+        for k, name in ((2, "i0003"), (3, "i0004"))
+    ]

@@ -184,3 +184,27 @@ def test_llm_proposer_reports_missing_code_and_repairs(settings) -> None:
         repair_prompt = server.requests[1].last_user_text
     assert REPAIR_HEADING in repair_prompt and "no <code> section" in repair_prompt
     assert repaired.code == CODE and repaired.description == first.description
+
+
+def warm_up_proposal(server: FakeChatServer, settings: PromptSettings):
+    proposer = LLMProposer(LLMClient(LLMConfig(base_url=server.base_url, model="fake")), settings)
+    return proposer.propose(ProposalRequest(1, "warm-up", STATS), np.random.default_rng(0))
+
+
+def test_an_answer_cut_off_after_its_code_keeps_the_code(settings) -> None:
+    """The token limit stopped the chatter after the class: the code is whole, and taken."""
+    answer = render_answer(ParsedAnswer(code=CODE)) + "\nThis design should beat the basel"
+    with FakeChatServer([Reply.text(answer, finish_reason="length")]) as server:
+        proposal = warm_up_proposal(server, settings)
+    assert proposal.code == CODE and proposal.format_error is None
+
+
+def test_a_cut_off_answer_without_a_token_count_names_the_estimate(settings) -> None:
+    cut = "<code>\n" + CODE[:40]
+    reply = Reply.text(cut, finish_reason="length", usage=False)
+    with FakeChatServer([reply]) as server:
+        proposal = warm_up_proposal(server, settings)
+    assert proposal.code is None and proposal.answer == cut
+    assert proposal.format_error.startswith(
+        "the answer was cut off at about 12 tokens (the endpoint's token limit) before its code"
+    )

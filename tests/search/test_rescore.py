@@ -97,3 +97,15 @@ def test_a_search_named_by_its_run_says_so_in_each_line_of_a_log() -> None:
     assert out.getvalue().splitlines() == [
         "evolve-2 iterations: 1/1 (best 50.00 | last i0001 1.00)"
     ]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_search_display_prints_an_iterations_notes(terminal: bool) -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=terminal, width=200)
+    note = "i0001: the answer was cut off at 4,096 tokens (max_tokens 4,096)"
+    with SearchProgress(console, 5, 0, 10) as progress:
+        progress.event(
+            Event("iteration", 1, 5, "warm-up", "valid", "i0001r1", 1.0, 50.0, 0, (note,))
+        )
+    assert note in out.getvalue()

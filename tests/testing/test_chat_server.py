@@ -84,3 +84,22 @@ def test_stopped_server_frees_its_port() -> None:
         assert again.port == port
     finally:
         again.stop()
+
+
+def test_a_reasoning_reply_sends_its_thinking_beside_a_null_content() -> None:
+    replies = [
+        Reply.reasoned("think think", finish_reason="length"),
+        Reply.reasoned("hmm", "answer", reasoning_field="reasoning"),
+    ]
+    with FakeChatServer(replies) as server:
+        _, cut, _ = post(server.base_url, BODY)
+        _, answered, _ = post(server.base_url, BODY)
+    choice = cut["choices"][0]
+    assert choice["message"] == {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "think think",
+    }
+    assert choice["finish_reason"] == "length" and cut["usage"]["completion_tokens"] == 2
+    assert answered["choices"][0]["message"]["reasoning"] == "hmm"
+    assert answered["usage"]["completion_tokens"] == 2

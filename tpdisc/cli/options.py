@@ -205,6 +205,17 @@ MaxCostOpt = Annotated[
         show_default=False,
     ),
 ]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="Longest answer the model may write, in tokens (default: the endpoint's own "
+        "limit). Raise it when answers are cut off: a reasoning model spends tokens on its "
+        "reasoning before it writes the code.",
+        show_default=False,
+    ),
+]
 ConfigFileOpt = Annotated[
     Path | None,
     typer.Option(
@@ -372,6 +383,7 @@ _SEARCH_CONNECTION, _SEARCH_PRICES = endpoint_options(
 SEARCH_LLM_OPTIONS: tuple[Opt, ...] = (
     *_SEARCH_CONNECTION,
     Opt("max_cost", MaxCostOpt, "llm.max_cost"),
+    Opt("max_tokens", MaxTokensOpt, "llm.max_tokens"),
     *_SEARCH_PRICES,
 )
 NEEDS: tuple[Needs, ...] = (

@@ -277,8 +277,10 @@ def archive_cmd(
         str | None,
         typer.Option(
             "--show",
-            help="Print this protocol's code, description and history (its id or its name, "
-            "as the table prints them: 7 or i0002).",
+            help="Print this protocol's code, description and history. NAME as the table "
+            "prints it: i0002 (iteration 2's proposal), i0002r1 (its first repair), paired "
+            "(a seeded baseline); not the row ids of --json.",
+            metavar="NAME",
             show_default=False,
         ),
     ] = None,
@@ -286,8 +288,9 @@ def archive_cmd(
         tuple[str, Path] | None,
         typer.Option(
             "--export",
-            help="Write the code of protocol ID (an id or a name) to FILE, a runnable .py.",
-            metavar="ID FILE",
+            help="Write the code of protocol NAME (as the table prints it, as for --show) to "
+            "FILE, a runnable .py.",
+            metavar="NAME FILE",
             show_default=False,
         ),
     ] = None,

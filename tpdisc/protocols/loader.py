@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,16 +69,44 @@ def find_protocol_class(namespace: dict[str, object], origin: str) -> type:
     return candidates[0]
 
 
+def compile_protocol(source: str, origin: str) -> types.CodeType:
+    """``source`` compiled as a module file of its own: with the ``__future__`` imports it
+    makes, never the ones of the module compiling it (this one postpones annotations, which
+    would turn a dataclass's field types into strings). SyntaxError and others propagate."""
+    return compile(source, code_filename(origin), "exec", dont_inherit=True)
+
+
+def protocol_module(source: str, origin: str) -> types.ModuleType:
+    """The fresh module a protocol's source runs in, named after its origin and source: a
+    name that stays the same in every process and for every load of the same source."""
+    digest = hashlib.sha256(f"{origin}\0{source}".encode(errors="surrogatepass")).hexdigest()
+    module = types.ModuleType(f"tpdisc_protocol_{digest[:16]}")
+    module.__file__ = origin
+    return module
+
+
+def run_protocol_module(code: types.CodeType, module: types.ModuleType) -> None:
+    """Run a protocol's compiled source in ``module``, registered in ``sys.modules`` as an
+    imported file is: ``dataclasses``, ``typing.get_type_hints``, ``enum`` and pickling look
+    a class's module up there. A source that fails is unregistered, as a failed import."""
+    sys.modules[module.__name__] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        if sys.modules.get(module.__name__) is module:
+            del sys.modules[module.__name__]
+        raise
+
+
 def load_protocol_class(source: str, origin: str) -> type:
     """Execute ``source`` in a fresh module and return its protocol class."""
     try:
-        code = compile(source, code_filename(origin), "exec")
+        code = compile_protocol(source, origin)
     except SyntaxError as err:
         raise ProtocolError(f"{origin}: SyntaxError at line {err.lineno}: {err.msg}") from None
-    module = types.ModuleType(f"tpdisc_protocol_{abs(hash(origin))}")
-    module.__file__ = origin
+    module = protocol_module(source, origin)
     try:
-        exec(code, module.__dict__)
+        run_protocol_module(code, module)
     except Exception as err:
         raise ProtocolError(f"{origin}: {describe_exception(err)} while loading") from err
     return find_protocol_class(module.__dict__, origin)

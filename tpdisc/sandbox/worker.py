@@ -21,7 +21,13 @@ import numpy as np
 from tpdisc.errors import ProtocolError
 from tpdisc.protocols.exchanges import validate_exchanges
 from tpdisc.protocols.interface import describe_exception
-from tpdisc.protocols.loader import code_filename, find_protocol_class, start_protocol
+from tpdisc.protocols.loader import (
+    compile_protocol,
+    find_protocol_class,
+    protocol_module,
+    run_protocol_module,
+    start_protocol,
+)
 from tpdisc.sandbox import codec, confine, policy
 from tpdisc.sandbox.allowlist import disallowed_import, import_message
 
@@ -130,13 +136,14 @@ def _guarded_import(
     return builtins.__import__(name, globals, locals, fromlist or (), level)
 
 
-def protocol_namespace(origin: str) -> dict[str, Any]:
-    module = types.ModuleType(f"tpdisc_protocol_{abs(hash(origin))}")
-    module.__file__ = origin
+def sandboxed_module(source: str, origin: str) -> types.ModuleType:
+    """The protocol's module (see :func:`~tpdisc.protocols.loader.protocol_module`), with
+    the builtins trimmed and imports filtered."""
+    module = protocol_module(source, origin)
     safe = {k: v for k, v in builtins.__dict__.items() if k not in TRIMMED_BUILTINS}
     safe["__import__"] = _guarded_import
     module.__dict__["__builtins__"] = safe
-    return module.__dict__
+    return module
 
 
 def classify(err: BaseException) -> str:
@@ -173,17 +180,17 @@ class Session:
     def load(self, init: dict[str, Any]) -> bool:
         """Compile, run and instantiate the protocol; report and return False on failure."""
         try:
-            code = compile(init["source"], code_filename(self.origin), "exec")
+            code = compile_protocol(init["source"], self.origin)
         except SyntaxError as err:
             self.fail("syntax", f"SyntaxError at line {err.lineno}: {err.msg}")
             return False
         except (ValueError, RecursionError, MemoryError) as err:
             self.fail("syntax", f"{describe(err)} while compiling")
             return False
-        namespace = protocol_namespace(self.origin)
+        module = sandboxed_module(init["source"], self.origin)
         try:
-            exec(code, namespace)
-            cls = find_protocol_class(namespace, self.origin)
+            run_protocol_module(code, module)
+            cls = find_protocol_class(module.__dict__, self.origin)
         except ProtocolError as err:
             self.fail("no-protocol", str(err).removeprefix(f"{self.origin}: "))
             return False

@@ -111,19 +111,33 @@ def protocol_id(archive: Archive, text: str) -> int:
     """The row id of the protocol named ``text``, as the table prints it (``i0002``,
     ``paired``); a name several rows of an older archive share picks the last, valid one
     first."""
-    by_name = {name: pid for pid, name in labels(archive.summaries()).items()}
+    names = labels(archive.summaries())
+    by_name = {name: pid for pid, name in names.items()}
     for key in (text, text.strip()):  # spaces a shell or a copy kept around the name
         if key in by_name:
             return by_name[key]
     ids = archive.ids_named(text.strip())
     if not ids:
         raise ConfigError(
-            f"{archive.path.parent}: no protocol named {text!r}; 'tpdisc archive "
-            f"{archive.path.parent}' lists them by name (i0001, paired, ...)"
+            f"{archive.path.parent}: no protocol named {text!r}{_number_hint(text, names)}; "
+            f"'tpdisc archive {archive.path.parent}' lists them by name (i0001, paired, ...)"
         )
     rows = archive.get_many(ids)
     valid = [c.id for c in rows if c.status == "valid" and c.id is not None]
     return (valid or ids)[-1]
+
+
+def _number_hint(text: str, names: Mapping[int, str]) -> str:
+    """For a number given as a name: the protocols it could have meant, by their names (a
+    number is ambiguous, and protocols go by name)."""
+    if not text.strip().isdigit():
+        return ""
+    number = int(text)
+    meant = [f"row id {number} of --json is {names[number]}"] if number in names else []
+    proposal = f"i{number:04d}"
+    if proposal in names.values():
+        meant.append(f"iteration {number}'s proposal is {proposal}")
+    return f" (protocols go by name{': ' if meant else ''}{'; '.join(meant)})"
 
 
 def show(archive: Archive, protocol_id: int) -> RenderableType:

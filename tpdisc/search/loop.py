@@ -26,7 +26,13 @@ from tpdisc.safefiles import hold_folder
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.prompts import baseline_source
-from tpdisc.search.proposers import Proposal, ProposalRequest, Proposer
+from tpdisc.search.proposers import (
+    CUT_OFF,
+    CUT_OFF_REQUEST,
+    Proposal,
+    ProposalRequest,
+    Proposer,
+)
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
 from tpdisc.search.validation import CandidateEvaluator, Race, Scored
 
@@ -46,6 +52,8 @@ class Event:
     fitness: float | None
     best: float
     cost: float
+    # what the user should hear about the iteration: answers cut off at the token limit
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,7 +165,14 @@ class SearchLoop:
                 f"({digest}); pass the same --recipes file to resume it"
             )
 
-    def _emit(self, kind: str, iteration: int, mode: str, row: Candidate | None) -> None:
+    def _emit(
+        self,
+        kind: str,
+        iteration: int,
+        mode: str,
+        row: Candidate | None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
         if self.on_event is None:
             return
         stats = self.archive.stats()
@@ -172,6 +187,7 @@ class SearchLoop:
                 fitness=row.fitness_mean if row is not None else None,
                 best=stats.best_fitness,
                 cost=self.archive.spent(),
+                notes=notes,
             )
         )
 
@@ -345,7 +361,13 @@ class SearchLoop:
 
     def _finish(self, plan: _Plan, rows: list[Candidate]) -> Candidate:
         self.archive.finish_iteration(plan.iteration, plan.request.mode, rows)
-        self._emit("iteration", plan.iteration, plan.request.mode, rows[-1])
+        cut_off = tuple(
+            f"{row.name}: {row.error.removesuffix(CUT_OFF_REQUEST)}; raise --max-tokens "
+            "(llm.max_tokens) if answers keep being cut off"
+            for row in rows
+            if row.error is not None and row.error.startswith(CUT_OFF)
+        )
+        self._emit("iteration", plan.iteration, plan.request.mode, rows[-1], cut_off)
         return rows[-1]
 
     def iteration(self, iteration: int) -> Candidate | None:

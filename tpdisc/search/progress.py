@@ -96,6 +96,10 @@ class SearchProgress:
         status = f"best {best} | last {event.name} {last}"
         if event.cost > 0:  # an offline search, or a model that costs nothing: no "$0.0000"
             status += f" | ${event.cost:.4f}"
+        for note in event.notes:  # above the bars, or in the log
+            self.console.print(
+                f"{self.prefix}{note}", style="yellow", highlight=False, markup=False
+            )
         if self.log:
             self._line(event, status)
         elif event.kind == "iteration":

@@ -313,7 +313,9 @@ def baseline_source(name: str) -> str:
     ordered = sorted(needed, key=lambda n: definitions[n][0])
     body = "\n\n".join(definitions[n][1] for n in ordered)
     body = body.replace("AgentStates", "dict").replace("Exchange", "dict")
-    header = "import math\n\n" if "math." in body else ""
+    # Annotations name classes defined further down, as in the module they come from.
+    header = "from __future__ import annotations\n\n"
+    header += "import math\n\n" if "math." in body else ""
     header += "import networkx as nx\nimport numpy as np\n\n\n"
     footer = f"\n\nTransmissionProtocol = {cls.__name__}\n"
     return header + body + footer

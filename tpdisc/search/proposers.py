@@ -104,19 +104,21 @@ class LLMProposer(Proposer):
                 {"role": "user", "content": prompt},
             ]
         )
+        text = answer_text(reply)
         try:
-            parsed = parse_answer(reply.text)
+            parsed = parse_answer(text)
+            if reply.finish_reason == "length" and not parsed.complete:
+                raise AnswerFormatError("the code is unfinished")
         except AnswerFormatError as err:
-            return Proposal(
-                code=None, format_error=str(err), prompt=prompt, answer=reply.text, reply=reply
-            )
+            error = reply_problem(reply, self.client.config.max_tokens, str(err))
+            return Proposal(code=None, format_error=error, prompt=prompt, answer=text, reply=reply)
         return Proposal(
             code=parsed.code,
             description=parsed.description,
             logging=parsed.logging,
             reasoning=parsed.reasoning,
             prompt=prompt,
-            answer=reply.text,
+            answer=text,
             reply=reply,
         )
 
@@ -141,6 +143,37 @@ class LLMProposer(Proposer):
 
     def close(self) -> None:
         self.client.close()
+
+
+CUT_OFF = "the answer was cut off"
+CUT_OFF_REQUEST = ": answer again more briefly, a short reasoning and then the complete code"
+
+
+def answer_text(reply: ChatReply) -> str:
+    """The text of a reply to read an answer from: its content, or, when that is empty, the
+    reasoning a reasoning model's server sent apart (where some servers put all of it)."""
+    return reply.text if reply.text.strip() else reply.reasoning
+
+
+def reply_problem(reply: ChatReply, max_tokens: int | None, error: str) -> str:
+    """Why a reply yielded no usable code: ``error`` (the parser's reason), or, when the
+    reply itself tells more, that it was cut off at the token limit, or that all its text
+    came as the model's reasoning."""
+    reasoning_only = not reply.text.strip() and bool(reply.reasoning.strip())
+    where = (
+        f"all its text ({len(reply.reasoning):,} characters) came in the reply's "
+        f"{reply.reasoning_field!r} field, as the model's reasoning"
+    )
+    if reply.finish_reason == "length":
+        about = "about " if reply.usage_estimated else ""
+        limit = f"max_tokens {max_tokens:,}" if max_tokens else "the endpoint's token limit"
+        return (
+            f"{CUT_OFF} at {about}{reply.completion_tokens:,} tokens ({limit}) before its "
+            "code was complete" + (f" ({where})" if reasoning_only else "") + CUT_OFF_REQUEST
+        )
+    if reasoning_only:
+        return f"{error}; the reply's content was empty and {where}: answer after reasoning"
+    return error
 
 
 def genome_of(candidate: Candidate | None) -> blocks.Genome | None:

@@ -57,7 +57,7 @@ class ChatRequest:
 class Reply:
     """What the server answers to one request."""
 
-    content: str = ""
+    content: str | list[Any] | None = ""  # None: JSON null, as reasoning servers send
     status: int = 200
     delay: float = 0.0  # seconds to wait before answering (a slow model)
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -71,10 +71,19 @@ class Reply:
     repeat: int = 1
     drip: float = 0.0
     length: int | None = None
+    # A reasoning model's thinking, sent beside the content in ``reasoning_field``.
+    reasoning: str | None = None
+    reasoning_field: str = "reasoning_content"
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> Reply:
         return cls(content=content, **kwargs)
+
+    @classmethod
+    def reasoned(cls, reasoning: str, content: str | None = None, **kwargs: Any) -> Reply:
+        """A reasoning model's reply: its thinking in ``reasoning_content`` (or another
+        ``reasoning_field``), and ``content`` (null by default: all went to the thinking)."""
+        return cls(content=content, reasoning=reasoning, **kwargs)
 
     @classmethod
     def error(
@@ -118,6 +127,13 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def _text(content: str | list[Any] | None) -> str:
+    """The words of a reply's content: its text, a list of parts as JSON, none for null."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    return json.dumps(content)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
@@ -158,10 +174,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _completion(self, request: ChatRequest, reply: Reply) -> dict[str, Any]:
         prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _words(request.text())
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning is not None:
+            message[reply.reasoning_field] = reply.reasoning
         completion = (
             reply.completion_tokens
             if reply.completion_tokens is not None
-            else _words(reply.content)
+            else _words(_text(reply.content)) + _words(reply.reasoning or "")
         )
         data: dict[str, Any] = {
             "id": f"chatcmpl-test-{request.number}",
@@ -171,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
+                    "message": message,
                     "finish_reason": reply.finish_reason,
                 }
             ],
