@@ -22,6 +22,10 @@ measures a model against those anchors, on several priors, each built in an empt
     python benchmarks/fidelity.py judge RESULTS.json ...
         the anchors of ``tpdisc evaluate ../shared/reference_protocols/*.py --ablate
         --json RESULTS.json`` (the reference's own baseline files as the standard baselines)
+    python benchmarks/fidelity.py account RESULTS.json ...
+        where the elements come from in the same results (tpdisc.sim.accounting): per
+        protocol, each way's contribution to the gain over asocial play and its attempts,
+        one markdown table per file, then the means over the files
 
 A setting is ``name=value`` pairs joined by ``;``: ``model=NAME`` picks a named model
 (default: the default model), ``p_social=X`` the social bias, ``stochastic=LIFETIME`` the
@@ -69,6 +73,7 @@ from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import STANDARD_BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol
+from tpdisc.sim.accounting import WAYS, asocial_rate, contributions, pooled
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate, evaluate_ablated
 from tpdisc.sim.game import Game
@@ -454,6 +459,67 @@ def judge(paths: list[Path]) -> None:
         print(f"{run['setting']} (prior seed {run['prior_seed']}): met {''.join(met) or 'none'}")
 
 
+def accounted(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """A results file's label and, per protocol, its coverage, gain over asocial play and,
+    per way, attempts, new elements for the group and contribution to the gain."""
+    data = json.loads(path.read_text())
+    rows = {str(r["protocol"]).removeprefix("baseline_"): r for r in data["results"]}
+    n_agents = int(data["evaluation"]["sim"]["n_agents"])
+    rate = asocial_rate(rows["asocial"]["curve_mean"], n_agents)
+    out: dict[str, dict[str, Any]] = {}
+    for name, row in rows.items():
+        whole = pooled(row["accounting"])
+        parts = contributions(row["accounting"], rate)
+        out[name] = {
+            "mean": row["mean"],
+            "gain": row["mean"] - rows["asocial"]["mean"],
+            "ways": {
+                w: {
+                    "attempts": sum(whole["attempts_by_step"][w]),
+                    "group": whole["counts"][w]["group"],
+                    "self": whole["counts"][w]["self"],
+                    "contribution": parts[w],
+                }
+                for w in WAYS
+            },
+        }
+    params = data["config"]["params"]["empowerment"]
+    label = f"{params['name']} {params.get('bias', '')}/{params.get('received', '')}"
+    return f"{label}, prior seed {params['prior']['seed']}", out
+
+
+def account_table(tables: list[dict[str, dict[str, Any]]]) -> list[str]:
+    """Per protocol, means over ``tables``: coverage, gain, and per way its contribution
+    (attempts; new for the group)."""
+    head = "| protocol | coverage | gain | " + " | ".join(WAYS) + " |"
+    lines = [head, "|" + "---|" * (3 + len(WAYS))]
+    for name in tables[0]:
+        got = [t[name] for t in tables if name in t]
+        k = len(got)
+        cells = [
+            f"{sum(g['ways'][w]['contribution'] for g in got) / k:+.1f} "
+            f"({sum(g['ways'][w]['attempts'] for g in got) / k:.0f}; "
+            f"{sum(g['ways'][w]['group'] for g in got) / k:.1f})"
+            for w in WAYS
+        ]
+        mean = sum(g["mean"] for g in got) / k
+        gain = sum(g["gain"] for g in got) / k
+        lines.append(f"| {name} | {mean:.1f} | {gain:+.1f} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def account(paths: list[Path]) -> None:
+    tables = []
+    for path in paths:
+        label, table = accounted(path)
+        tables.append(table)
+        print(f"\n{path.name}: {label}\n")
+        print("\n".join(account_table([table])))
+    if len(tables) > 1:
+        print(f"\nmeans over the {len(tables)} files\n")
+        print("\n".join(account_table(tables)))
+
+
 def evaluated_run(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text())
     params = data["config"]["params"]
@@ -474,8 +540,12 @@ def evaluated_run(path: Path) -> dict[str, Any]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("what", choices=("mechanism", "grid", "stochastic", "report", "judge"))
-    p.add_argument("files", nargs="*", type=Path, help="judge: tpdisc evaluate --json files")
+    p.add_argument(
+        "what", choices=("mechanism", "grid", "stochastic", "report", "judge", "account")
+    )
+    p.add_argument(
+        "files", nargs="*", type=Path, help="judge, account: tpdisc evaluate --json files"
+    )
     p.add_argument("--prior-seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--variants", nargs="+", default=[""], help="grid: settings ('' = default)")
     p.add_argument("--sims", type=int, default=30)
@@ -497,6 +567,9 @@ def main() -> None:
         return
     if args.what == "judge":
         judge(args.files)
+        return
+    if args.what == "account":
+        account(args.files)
         return
     os.environ["TPDISC_CACHE"] = args.cache or tempfile.mkdtemp(prefix="tpdisc-fidelity-")
     print(f"cache: {os.environ['TPDISC_CACHE']}", flush=True)

@@ -55,13 +55,16 @@ PARAMS = {
     # the default model of the first identification study (docs/fidelity.md)
     "calibrated": _params(named_model("calibrated")),
     "paper-literal": _params(named_model("paper-literal")),
-    # today's defaults: a received failure known for one choice (calibrated-step), and a
+    # issue 35's default: a received failure known for one choice (calibrated-step), and a
     # received memory a stochastic agent's tried pair for one choice
-    "calibrated-step": AgentParams(),
+    "calibrated-step": AgentParams(empowerment=named_model("calibrated-step")),
     "stochastic=never": AgentParams(stochastic=StochasticModel(received="never")),
+    # today's default: the social bias on received elements the agent lacks (issue 45)
+    "calibrated-text": AgentParams(),
 }
 # Rows of the first models only (the later ones have rows of their own below).
-FIRST = tuple(name for name in PARAMS if name not in ("calibrated-step", "stochastic=never"))
+LATER = ("calibrated-step", "stochastic=never", "calibrated-text")
+FIRST = tuple(name for name in PARAMS if name not in LATER)
 VARIANTS = ("full", "depth-limited", "dropout", "3-item", "heterogeneous")
 # (variant, agents: a type or a population, n_agents, n_steps, params, baseline, seed)
 Case = tuple[str, str, int, int, str, str, int]
@@ -83,6 +86,9 @@ def cases(quick: bool) -> list[Case]:
     for params in ("calibrated-step", "stochastic=never"):
         for baseline in ("paired", "stochastic"):
             out += [("full", "stochastic", 10, 150, params, baseline, s) for s in (0, 1)]
+    for baseline in ("asocial", "paired", "stochastic", "dynamic"):
+        out += [("full", "empowerment", 10, 150, "calibrated-text", baseline, s)
+                for s in (0, 1)]  # fmt: skip
     mixed = "empowerment:4,stochastic:3,empowerment:3"
     for baseline in ("paired", "stochastic"):
         out += [("full", mixed, 10, 150, "default", baseline, s) for s in (0, 1)]

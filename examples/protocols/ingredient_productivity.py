@@ -9,7 +9,7 @@ that are likely to produce something on its next attempt, together with a result
 
 Handing the same recipes to everyone, however, makes agents that re-make what they
 receive (the `previous` empowerment model) turn into copies of each other (measured with
-that model: below no sharing at all; the default agents, `calibrated-step`, never re-make a
+that model: below no sharing at all; `calibrated-step`'s agents (issue 35's default) never re-make a
 received recipe, docs/fidelity.md). So each recipe is handed to a single agent, the one
 that gains most from its ingredients, and each agent gets one recipe per step, the most
 productive one left for it.

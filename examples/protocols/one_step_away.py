@@ -9,8 +9,8 @@ what it knows: neither is sent the success.
 
 Handing a success to every agent that lacks it, however, makes agents that re-make what
 they receive (the `previous` empowerment model) turn into copies of each other (measured
-with that model: below no sharing at all; the default agents, `calibrated-step`, never re-make a
-received recipe, docs/fidelity.md).
+with that model: below no sharing at all; `calibrated-step`'s agents (issue 35's default)
+never re-make a received recipe, docs/fidelity.md).
 So each recipe goes to at most COPIES one-step-away agents, and each agent gets one per step.
 
 Rules:

@@ -5,7 +5,8 @@ worth nothing more to the group, while a rare one is the group's only foothold i
 the recipe tree. Sending a success to everyone who lacks its result undoes that for agents
 that re-make what they are sent (the `previous` empowerment model): their inventories turn
 into copies of each other and the union shrinks (measured with that model: below no sharing
-at all; the default agents, `calibrated-step`, never re-make a received recipe, docs/fidelity.md).
+at all; `calibrated-step`'s agents (issue 35's default) never re-make a received recipe,
+docs/fidelity.md).
 So the defining rule here is that a result stays rare: it goes to few agents, the rarest
 first, and different agents get different rare results, so that each one explores a
 different corner of the tree.

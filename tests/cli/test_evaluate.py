@@ -289,7 +289,7 @@ def test_empowerment_options_reach_the_config(recipes: Path, tmp_path: Path) -> 
     params = json.loads(out.read_text())["config"]["params"]
     assert params["empowerment"]["prior"]["backend"] == "ngram"
     assert params["empowerment"]["owned"] == "zero"
-    assert params["empowerment"]["name"] == "calibrated-step"
+    assert params["empowerment"]["name"] == "calibrated-text"
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ def test_defaults_follow_the_spec() -> None:
     assert (config.n_agents, config.n_steps, config.bottleneck) == (10, 150, 20)
     assert BOTTLENECK == 20
     assert config.params == AgentParams(p_social=0.5)
-    assert config.params.empowerment.name == "calibrated-step"
+    assert config.params.empowerment.name == "calibrated-text"
     assert config.variant == VariantSpec("full")
     assert config.agents == (("stochastic", 10),)
 
@@ -55,6 +55,6 @@ def test_frozen_and_serialisable() -> None:
     assert data["population"] is None and data["variant"]["name"] == "dropout"
     assert SimConfig.from_dict(data) == config
     assert data["params"]["p_social"] == 0.5
-    assert data["params"]["empowerment"]["name"] == "calibrated-step"
+    assert data["params"]["empowerment"]["name"] == "calibrated-text"
     assert data["variant"]["name"] == "dropout" and data["bottleneck"] == 20
     assert SimConfig(agent_type="stochastic") == SimConfig(agent_type="stochastic")

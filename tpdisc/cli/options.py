@@ -106,10 +106,14 @@ ModelOpt = Annotated[
     typer.Option(
         "--empowerment-model",
         help="Named set of the empowerment agents' modelling choices: "
-        f"{', '.join(model_names())} ('calibrated-step': the default, identified from the "
-        "reference's published protocols, a received failure known for one choice; "
-        "'calibrated': the same with received failures known for good, the default "
-        "before; 'paper-literal': the reference's text read literally, beta 0.05; "
+        f"{', '.join(model_names())} ('calibrated-text': the default: the reference's text "
+        "on received memories (a received success a certain one, worth its result; the "
+        "social bias on received elements the agent lacks) on the scale identified from "
+        "its published protocols, a received failure known for one choice; "
+        "'calibrated-step': a received success's pair marked as tried instead, the bias on "
+        "any received element, the default before; "
+        "'calibrated': received failures also known for good; "
+        "'paper-literal': the reference's text read literally, beta 0.05; "
         "'previous': tpdisc's default before 'calibrated'; "
         "docs/fidelity.md). --beta and --empowerment-choices change it further.",
     ),

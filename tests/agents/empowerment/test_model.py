@@ -27,6 +27,23 @@ def test_named_models_differ_where_they_say() -> None:
     assert literal.label == "paper-literal (β 0.05)"
     for name in MODELS:
         assert named_model(name).name == name
+    # the default reads received successes and the social bias as the text does; every
+    # older model keeps the choices it was measured with, so its results reproduce
+    assert DEFAULT_MODEL == "calibrated-text"
+    default = named_model(DEFAULT_MODEL)
+    assert (default.received, default.bias, default.failures) == ("item", "unowned", "step")
+    assert named_model("calibrated-step") == replace(
+        default, name="calibrated-step", received="zero", bias="any"
+    )
+    assert named_model("calibrated") == replace(
+        default, name="calibrated", received="zero", bias="any", failures="always"
+    )
+    for name in ("calibrated-step", "calibrated", "paper-literal", "previous"):
+        assert named_model(name).bias == "any"
+    assert (named_model("previous").received, named_model("paper-literal").received) == (
+        "item",
+        "item",
+    )
 
 
 def test_a_section_is_its_named_model_then_choices_then_fields() -> None:

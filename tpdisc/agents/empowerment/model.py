@@ -85,16 +85,16 @@ class EmpowermentModel:
     - ``prior``: the prior's backend and seed.
     """
 
-    name: str = "calibrated-step"
+    name: str = "calibrated-text"
     beta: float = 4.0
     zscore: bool = True
-    received: str = "zero"
+    received: str = "item"
     received_worth: float = 1.0
     remember: str = "always"
     failures: str = "step"
     owns: str = "inventory"
     owned: str = "renormalise"
-    bias: str = "any"
+    bias: str = "unowned"
     noise: str = "element"
     noise_sd: float = 0.1
     success: str = "prior"
@@ -230,25 +230,30 @@ def _text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-# Complete sets of choices by name (the fields' defaults are ``calibrated-step``'s).
-# ``calibrated-step``: identified from the reference's published protocols
-# (docs/fidelity.md): ``calibrated`` with a received failure known for the agent's next
-# choice only, like the social inventory (and as LLM agents see received memories), not
-# for good. ``calibrated``: the default of issue 25's study: a received memory marks its
-# pair as tried, as Brändle et al.'s simulated agents never repeat a combination; a flat
-# softmax (β 4 on z-scored values) over the pairs worth something; a received failure known
-# for good. ``paper-literal`` reads the reference's text literally: its temperature (0.05, on
-# z-scored values as in Brändle et al.'s code), a received success a certain one worth
-# EmpItem of its result for good, owned results worth 0 inside the sum. ``previous`` is
-# tpdisc's default before that study. Each older model is kept so that its results can be
-# reproduced.
+# Complete sets of choices by name (the fields' defaults are the default model's).
+# ``calibrated-text`` (the default, issue 45): the reference's text on what agents make of
+# received memories, on ``calibrated``'s scale (β 4 on z-scored values): a received success
+# is a certain success worth EmpItem of its result (``item``), the social bias keeps
+# "combinations involving at least one socially received element", an element the agent
+# does not own (``unowned``), and a received failure is known for the agent's next choice
+# only (issue 35; the text says "deterministic"). Random sharing is worth nothing with it,
+# as in the reference (docs/fidelity.md). ``calibrated-step`` (issue 35's default): a
+# received success marks its pair as tried, worth nothing, for good (``zero``), and the
+# social bias on any received element. ``calibrated``: the default of issue 25's study: the
+# same with a received failure known for good; a flat softmax (β 4 on z-scored values) over
+# the pairs worth something. ``paper-literal`` reads the reference's text literally: its
+# temperature (0.05, on z-scored values as in Brändle et al.'s code), a received success a
+# certain one for good, owned results worth 0 inside the sum, failures for good, the social
+# bias of its time (any received element). ``previous`` is tpdisc's default before issue
+# 25. Each older model is kept so that its results can be reproduced.
 MODELS: dict[str, dict[str, Any]] = {
-    "calibrated-step": {},
-    "calibrated": {"failures": "always"},
-    "paper-literal": {"beta": 0.05, "received": "item", "owned": "zero", "failures": "always"},
-    "previous": {"beta": 0.5, "received": "item", "failures": "always"},
+    "calibrated-text": {},
+    "calibrated-step": {"received": "zero", "bias": "any"},
+    "calibrated": {"received": "zero", "failures": "always", "bias": "any"},
+    "paper-literal": {"beta": 0.05, "owned": "zero", "failures": "always", "bias": "any"},
+    "previous": {"beta": 0.5, "failures": "always", "bias": "any"},
 }
-DEFAULT_MODEL = "calibrated-step"
+DEFAULT_MODEL = "calibrated-text"
 
 
 def named_model(name: str) -> EmpowermentModel:
