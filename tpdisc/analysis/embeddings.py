@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tpdisc.analysis.plots import label_extent, plain_figures, save_figure, short_label
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
@@ -143,7 +143,7 @@ BACKENDS: dict[str, type[TfidfBackend] | type[MiniLMBackend]] = {
 
 def make_backend(name: str) -> EmbeddingBackend:
     if name not in BACKENDS:
-        raise ConfigError(f"unknown embedding backend {name!r}; choose from {', '.join(BACKENDS)}")
+        raise ConfigError(unknown("embedding backend", name, BACKENDS))
     backend: EmbeddingBackend = BACKENDS[name]()
     return backend
 
