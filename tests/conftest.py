@@ -18,6 +18,7 @@ import tpdisc.agents.empowerment.prior.store as prior_store
 from tests.prior_guard import CacheWatch, refusing_builds
 from tpdisc.domain import data
 from tpdisc.domain.recipes import RecipeGraph, load_recipes, parse_wordcraft
+from tpdisc.errors import TpdiscError
 
 # A toy game: base elements make a few things, which make a few more.
 TOY = {
@@ -105,14 +106,57 @@ def toy_graph() -> RecipeGraph:
     return parse_wordcraft(TOY, "toy")
 
 
+# Tests that need the real recipe file skip without it, all with this one reason; under
+# TPDISC_REQUIRE_RECIPES=1 (.ci/run) they fail instead, as the browser tests do without
+# Chromium under TPDISC_REQUIRE_CHROMIUM.
+NO_RECIPES = (
+    "needs the Little Alchemy 2 recipe file: set TPDISC_RECIPES to it, or keep a copy with "
+    "'tpdisc data install'"
+)
+
+
+def _real_recipes() -> Path | None:
+    """The real recipe file: $TPDISC_RECIPES, else the copy 'tpdisc data install' keeps in
+    the user's cache (read before the tests move the cache to a temporary folder)."""
+    given = os.environ.get(data.ENV_VAR)
+    if given:
+        return Path(given).absolute() if Path(given).is_file() else None
+    try:
+        return data.installed()
+    except TpdiscError:  # a cache path that cannot be one: no copy there
+        return None
+
+
+REAL_RECIPES = _real_recipes()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def recipes_for_commands() -> Iterator[None]:
+    """Commands the tests run without --recipes (and their subprocesses) find the real file
+    where the tests do, the user's cache's copy included."""
+    saved = os.environ.get(data.ENV_VAR)
+    if REAL_RECIPES is not None:
+        os.environ[data.ENV_VAR] = str(REAL_RECIPES)
+    yield
+    if saved is None:
+        os.environ.pop(data.ENV_VAR, None)
+    else:
+        os.environ[data.ENV_VAR] = saved
+
+
 @pytest.fixture(scope="session")
-def real_graph() -> RecipeGraph:
-    path = os.environ.get("TPDISC_RECIPES")
-    if not path or not Path(path).is_file():
-        pytest.skip(
-            "TPDISC_RECIPES is not set to the Little Alchemy 2 file; this test needs the real graph"
-        )
-    return load_recipes(path)
+def real_recipes() -> Path:
+    """The real recipe file, or the test skips (fails under TPDISC_REQUIRE_RECIPES=1)."""
+    if REAL_RECIPES is None:
+        if os.environ.get("TPDISC_REQUIRE_RECIPES") == "1":
+            pytest.fail(f"TPDISC_REQUIRE_RECIPES=1, but this test {NO_RECIPES}", pytrace=False)
+        pytest.skip(NO_RECIPES)
+    return REAL_RECIPES
+
+
+@pytest.fixture(scope="session")
+def real_graph(real_recipes: Path) -> RecipeGraph:
+    return load_recipes(real_recipes)
 
 
 # The toy game as a recipe file a local server hands out, for the download's tests.

@@ -46,10 +46,9 @@ def test_another_file_is_refused_in_one_line(tmp_path, monkeypatch) -> None:
     assert gone.exit_code == 1 and "cannot read" in gone.stderr
 
 
-@pytest.mark.skipif(not os.environ.get("TPDISC_RECIPES"), reason="needs the real recipe file")
-def test_the_real_file_installs(tmp_path, monkeypatch) -> None:
+def test_the_real_file_installs(tmp_path, monkeypatch, real_recipes: Path) -> None:
     monkeypatch.setenv("TPDISC_CACHE", str(tmp_path))
-    assert data.install(Path(os.environ["TPDISC_RECIPES"])) == tmp_path / "alchemy2.json"
+    assert data.install(real_recipes) == tmp_path / "alchemy2.json"
 
 
 @pytest.fixture
@@ -107,6 +106,7 @@ def test_a_path_from_the_environment_that_cannot_be_one_is_one_line(
 ) -> None:
     (tmp_path / "file").write_text("x")
     wrong = tmp_path / "file" if variable == "TPDISC_CACHE" else tmp_path
+    monkeypatch.delenv("TPDISC_RECIPES", raising=False)  # the cache is looked at after it
     monkeypatch.setenv(variable, str(wrong))
     serial = ["--executor", "serial"] if command[0] == "evaluate" else []
     result = runner.invoke(app, [*command, *serial])
