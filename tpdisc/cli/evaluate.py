@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,7 +28,7 @@ from tpdisc.cli.output import (
     json_option,
     user_errors,
 )
-from tpdisc.cli.runs import describe_run, run_evaluations
+from tpdisc.cli.runs import describe_run, run_evaluations, run_references
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.cli.tables import llm_usage, mechanism_table, results_table, versus, write_figures
 from tpdisc.domain.data import default_graph
@@ -43,6 +44,7 @@ from tpdisc.domain.variants import (
 )
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.safefiles import make_dirs
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
@@ -50,7 +52,9 @@ from tpdisc.sim.provenance import provenance
 ProtocolsArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Baseline names or protocol .py files. Default: the five standard baselines "
+        help="Baseline names, protocol .py files, or a search's protocols: RUN_DIR:NAME "
+        "(runs/first:i0007), or RUN_DIR for its pick (the best on fresh seeds where it "
+        "re-scored any). Default: the five standard baselines "
         f"({', '.join(STANDARD_BASELINES)}), or the protocols of --config.",
         show_default=False,
     ),
@@ -160,7 +164,8 @@ def compare_cmd(
     config = evaluation_config(protocols, options)
     target = JsonTarget.parse(json_out)
     if not options["print_config"]:
-        check_reference(config, reference)
+        named = run_references(config.protocols, config.trusted, say=False)
+        check_reference(config, reference, named)
         keep_earlier_results(out)
     targets = [target] if target is not None else []
     if target is None or target.on_stdout:  # the folder keeps it beside its figures
@@ -171,11 +176,14 @@ def compare_cmd(
 COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
 
 
-def check_reference(config: EvaluationConfig, reference: str | None) -> None:
+def check_reference(
+    config: EvaluationConfig, reference: str | None, resolved: Mapping[str, ProtocolSpec]
+) -> None:
     """Refuse a --reference that names none of the protocols before simulating anything."""
     if reference is None:
         return
     names = {*config.protocols, *(Path(p).stem for p in config.protocols)}
+    names |= {spec.name for spec in resolved.values()}
     if reference not in names:
         raise ConfigError(
             f"--reference {reference!r} is not among the protocols to evaluate "
@@ -214,7 +222,8 @@ def run(
     if options["print_config"]:
         print_yaml(config)
         return
-    check_reference(config, reference)
+    resolved = run_references(config.protocols, config.trusted)
+    check_reference(config, reference, resolved)
     started = datetime.now(UTC)
     sharing = [p for p in config.protocols if p != "asocial"]
     if config.sim.n_agents == 1 and sharing:
@@ -226,7 +235,7 @@ def run(
     with config.executor.open() as pool:
         graph = default_graph(config.recipes)
         domain = make_domain(graph, sim.variant)
-        evaluations = run_evaluations(config, domain, pool, log_dir)
+        evaluations = run_evaluations(config, domain, pool, log_dir, resolved)
     title = (
         f"{sim.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in sim.agents)}), "
         f"{sim.n_steps} steps, {config.sims} sims, variant {domain.name}"
