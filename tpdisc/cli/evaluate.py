@@ -30,7 +30,14 @@ from tpdisc.cli.output import (
 )
 from tpdisc.cli.runs import describe_run, run_evaluations, run_references
 from tpdisc.cli.settings import Options, print_yaml, with_options
-from tpdisc.cli.tables import llm_usage, mechanism_table, results_table, versus, write_figures
+from tpdisc.cli.tables import (
+    llm_usage,
+    mechanism_table,
+    results_table,
+    versus,
+    versus_asocial,
+    write_figures,
+)
 from tpdisc.domain.data import default_graph
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import (
@@ -43,7 +50,7 @@ from tpdisc.domain.variants import (
     short_start_sets,
 )
 from tpdisc.errors import ConfigError
-from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.safefiles import make_dirs
 from tpdisc.sim.config import EvaluationConfig
@@ -106,6 +113,15 @@ ReferenceOpt = Annotated[
         show_default=False,
     ),
 ]
+AloneOpt = Annotated[
+    bool,
+    typer.Option(
+        "--alone",
+        help="Evaluate only the protocols given. Without it, protocols given without any "
+        "baseline among them are compared with the five standard baselines "
+        f"({', '.join(STANDARD_BASELINES)}).",
+    ),
+]
 EVALUATION_OPTIONS: tuple[Opt, ...] = (
     Opt("sims", SimsOpt, "sims"),
     Opt("ablate", AblateOpt, "ablate"),
@@ -123,14 +139,18 @@ def evaluate_cmd(
     log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
     reference: ReferenceOpt = None,
+    alone: AloneOpt = False,
     *,
     options: Options,
 ) -> None:
     """Evaluate protocols: final coverage (mean ± sem) over seeded simulations, and each
-    protocol's difference from the best standard baseline with its significance."""
-    config = evaluation_config(protocols, options)
+    protocol's difference from the best standard baseline with its significance (and from
+    asocial play). Protocols given without a baseline are compared with the standard
+    baselines (--alone: not)."""
+    config = evaluation_config(protocols, options, alone)
     target = JsonTarget.parse(json_out)
-    run(config, options, [target] if target else [], plot, log_dir, details, reference)
+    added = baselines_added(protocols, alone)
+    run(config, options, [target] if target else [], plot, log_dir, details, reference, added)
 
 
 @user_errors
@@ -155,13 +175,16 @@ def compare_cmd(
     log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
     reference: ReferenceOpt = None,
+    alone: AloneOpt = False,
     *,
     options: Options,
 ) -> None:
     """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
     matrix with significance stars (the README's main job); the table shows each
-    protocol's difference from the best standard baseline with its significance."""
-    config = evaluation_config(protocols, options)
+    protocol's difference from the best standard baseline with its significance (and from
+    asocial play). Protocols given without a baseline are compared with the standard
+    baselines (--alone: not)."""
+    config = evaluation_config(protocols, options, alone)
     target = JsonTarget.parse(json_out)
     if not options["print_config"]:
         named = run_references(config.protocols, config.trusted, say=False)
@@ -170,7 +193,16 @@ def compare_cmd(
     targets = [target] if target is not None else []
     if target is None or target.on_stdout:  # the folder keeps it beside its figures
         targets.append(JsonTarget(out / "results.json"))
-    run(config, options, targets, out, log_dir, details, reference)
+    run(
+        config,
+        options,
+        targets,
+        out,
+        log_dir,
+        details,
+        reference,
+        baselines_added(protocols, alone),
+    )
 
 
 COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
@@ -205,9 +237,22 @@ def keep_earlier_results(out: Path) -> None:
     err_console.print(message, soft_wrap=True, highlight=False)  # paths never broken
 
 
-def evaluation_config(protocols: list[str] | None, options: Options) -> EvaluationConfig:
-    """The config of the options, with the protocols named as arguments (if any)."""
+def evaluation_config(
+    protocols: list[str] | None, options: Options, alone: bool = False
+) -> EvaluationConfig:
+    """The config of the options, with the protocols named as arguments (if any): beside
+    the standard baselines when none of them is a baseline, unless ``alone`` (a table of
+    one protocol has nothing to compare it with)."""
+    if protocols and baselines_added(protocols, alone):
+        protocols = [*protocols, *(b for b in STANDARD_BASELINES if b not in protocols)]
     return options.config(EvaluationConfig, {"protocols": protocols} if protocols else {})
+
+
+def baselines_added(protocols: list[str] | None, alone: bool) -> bool:
+    """Whether :func:`evaluation_config` added the standard baselines to ``protocols``."""
+    if not protocols or alone:
+        return False
+    return not any(name in BASELINES for name in protocols)
 
 
 def run(
@@ -218,6 +263,7 @@ def run(
     log_dir: Path | None,
     details: bool,
     reference: str | None = None,
+    added: bool = False,
 ) -> None:
     if options["print_config"]:
         print_yaml(config)
@@ -243,9 +289,17 @@ def run(
     if any(kind == "empowerment" for kind, _ in sim.agents):
         model = sim.params.empowerment
         title += f"; empowerment model {model.label}, prior seed {model.prior.seed}"
+    if added:  # after the results: never a line before an error
+        err_console.print(
+            f"compared with the standard baselines too ({', '.join(STANDARD_BASELINES)}); "
+            "--alone for only the protocols given",
+            highlight=False,
+            soft_wrap=True,
+        )
     against = versus(evaluations, reference)
+    asocial = versus_asocial(evaluations, against)
     if not json_on_stdout(*json_targets):
-        out.print(results_table(evaluations, title, against))
+        out.print(results_table(evaluations, title, against, asocial))
     if details and not json_on_stdout(*json_targets):
         out.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
     for line in llm_usage(evaluations):
@@ -259,6 +313,8 @@ def run(
         }
         if against is not None:
             payload["versus_reference"] = against.to_json()
+        if asocial is not None:
+            payload["versus_asocial"] = asocial.to_json()
         for target in json_targets:
             target.write(payload, say=out)
     if plot:
