@@ -3,15 +3,22 @@ markers of the slow groups of tests; the check that no test builds the real game
 
 from __future__ import annotations
 
+import hashlib
+import http.server
+import json
 import os
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 import tpdisc.agents.empowerment.prior.store as prior_store
 from tests.prior_guard import CacheWatch, refusing_builds
+from tpdisc.domain import data
 from tpdisc.domain.recipes import RecipeGraph, load_recipes, parse_wordcraft
+from tpdisc.errors import TpdiscError
 
 # A toy game: base elements make a few things, which make a few more.
 TOY = {
@@ -99,11 +106,109 @@ def toy_graph() -> RecipeGraph:
     return parse_wordcraft(TOY, "toy")
 
 
+# Tests that need the real recipe file skip without it, all with this one reason; under
+# TPDISC_REQUIRE_RECIPES=1 (.ci/run) they fail instead, as the browser tests do without
+# Chromium under TPDISC_REQUIRE_CHROMIUM.
+NO_RECIPES = (
+    "needs the Little Alchemy 2 recipe file: set TPDISC_RECIPES to it, or keep a copy with "
+    "'tpdisc data install'"
+)
+
+
+def _real_recipes() -> Path | None:
+    """The real recipe file: $TPDISC_RECIPES, else the copy 'tpdisc data install' keeps in
+    the user's cache (read before the tests move the cache to a temporary folder)."""
+    given = os.environ.get(data.ENV_VAR)
+    if given:
+        return Path(given).absolute() if Path(given).is_file() else None
+    try:
+        return data.installed()
+    except TpdiscError:  # a cache path that cannot be one: no copy there
+        return None
+
+
+REAL_RECIPES = _real_recipes()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def recipes_for_commands() -> Iterator[None]:
+    """Commands the tests run without --recipes (and their subprocesses) find the real file
+    where the tests do, the user's cache's copy included."""
+    saved = os.environ.get(data.ENV_VAR)
+    if REAL_RECIPES is not None:
+        os.environ[data.ENV_VAR] = str(REAL_RECIPES)
+    yield
+    if saved is None:
+        os.environ.pop(data.ENV_VAR, None)
+    else:
+        os.environ[data.ENV_VAR] = saved
+
+
 @pytest.fixture(scope="session")
-def real_graph() -> RecipeGraph:
-    path = os.environ.get("TPDISC_RECIPES")
-    if not path or not Path(path).is_file():
-        pytest.skip(
-            "TPDISC_RECIPES is not set to the Little Alchemy 2 file; this test needs the real graph"
-        )
-    return load_recipes(path)
+def real_recipes() -> Path:
+    """The real recipe file, or the test skips (fails under TPDISC_REQUIRE_RECIPES=1)."""
+    if REAL_RECIPES is None:
+        if os.environ.get("TPDISC_REQUIRE_RECIPES") == "1":
+            pytest.fail(f"TPDISC_REQUIRE_RECIPES=1, but this test {NO_RECIPES}", pytrace=False)
+        pytest.skip(NO_RECIPES)
+    return REAL_RECIPES
+
+
+@pytest.fixture(scope="session")
+def real_graph(real_recipes: Path) -> RecipeGraph:
+    return load_recipes(real_recipes)
+
+
+# The toy game as a recipe file a local server hands out, for the download's tests.
+PAYLOAD = json.dumps(TOY).encode()
+PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+@dataclass
+class Server:
+    url: str
+    requests: list[str] = field(default_factory=list)
+    body: bytes = PAYLOAD
+    status: int = 200
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    """A one-file HTTP server on 127.0.0.1 that records the paths asked for."""
+    state = Server(url="")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.requests.append(self.path)
+            self.send_response(state.status)
+            self.send_header("Content-Length", str(len(state.body)))
+            self.end_headers()
+            self.wfile.write(state.body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/datasets/{data.FILE_NAME}"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No $TPDISC_RECIPES, an empty cache of our own, no proxy between us and 127.0.0.1,
+    and a download URL that cannot reach the network if a test forgets to set one."""
+    monkeypatch.delenv(data.ENV_VAR, raising=False)
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setattr(data, "URL", "http://127.0.0.1:9/unreachable.json")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TPDISC_CACHE", str(cache))
+    return cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpdisc.errors import excerpt, visible
+from tpdisc.errors import did_you_mean, excerpt, unknown, visible
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,14 @@ def test_a_line_stays_one_line() -> None:
 
 def test_an_excerpt_is_bounded() -> None:
     assert len(excerpt(list(range(10**5)), 30)) <= 30
+
+
+def test_did_you_mean_names_the_closest_choice_or_nothing() -> None:
+    assert did_you_mean("dynamc", ["asocial", "paired", "dynamic"]) == " (did you mean 'dynamic'?)"
+    assert did_you_mean("zzz", ["asocial", "paired"]) == ""
+
+
+def test_unknown_names_the_closest_then_every_choice() -> None:
+    assert unknown("variant", "ful", ["full", "3-item"]) == (
+        "unknown variant 'ful' (did you mean 'full'?); choose from full, 3-item"
+    )

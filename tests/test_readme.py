@@ -11,6 +11,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 import typer
 
 from tests.conftest import TOY
+from tpdisc.analysis.published import HEADLINES
 from tpdisc.cli import app
 from tpdisc.cli.output import bare_json_to_stdout
 
@@ -28,10 +30,12 @@ DEVELOPMENT_DOC = ROOT / "docs" / "development.md"
 # The project's rule for the README's first lines: install and run the main job on its
 # built-in defaults, then the tests (.ci/run runs exactly the second).
 TWO_COMMANDS = (
-    "pip install -e . && tpdisc compare --recipes ../shared/data/alchemy2.json",
-    'pip install -e ".[dev]" && TPDISC_RECIPES=../shared/data/alchemy2.json python -m pytest -q',
+    "pip install -c constraints.txt -e . && tpdisc data install ../shared/data/alchemy2.json "
+    "--or-download && tpdisc compare",
+    'pip install -c constraints.txt -e ".[dev]" && python -m pytest -q',
 )
-FIRST_SCREEN = 30  # lines
+FIRST_SCREEN = 60  # lines: what a browser shows of the page before one scrolls
+FIDELITY = ROOT / "docs" / "fidelity.json"
 
 
 def python_block(containing: str) -> str:
@@ -57,6 +61,72 @@ def test_the_readme_opens_with_the_two_commands_then_says_what_tpdisc_is() -> No
 def test_ci_runs_the_readme_s_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert TWO_COMMANDS[1].split("&& ", 1)[1] in ci
+
+
+def test_the_readme_and_ci_install_under_the_lock_at_the_top_of_the_repository() -> None:
+    """pyproject.toml allows ranges; the README's installs and .ci/run take the exact
+    versions of constraints.txt, so a fresh install is the tested one."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"' in ci
+    assert all(command.startswith("pip install -c constraints.txt ") for command in TWO_COMMANDS)
+    locked = {
+        line.split("==")[0].lower()
+        for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+        if "==" in line and not line.startswith("#")
+    }
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    names = {re.split(r"[<>=!~\[ ]", spec, maxsplit=1)[0].lower() for spec in wanted}
+    assert names - locked == set(), "not pinned in constraints.txt"
+    pinned = [spec for spec in project["dependencies"] if "==" in spec]
+    assert pinned == [], f"pyproject.toml pins {pinned}: give a range, the lock pins"
+
+
+def test_the_first_screen_says_what_is_needed_and_where_the_data_comes_from() -> None:
+    screen = "\n".join(README.read_text(encoding="utf-8").splitlines()[:FIRST_SCREEN])
+    for needed in ("Python ≥ 3.11", "libseccomp2", "macOS", "chromium", "constraints.txt"):
+        assert needed in screen, needed
+    for data in ("minqi/wordcraft", "licence", "`tpdisc data install`", "offline"):
+        assert data in screen, data
+
+
+def reproduces_table() -> str:
+    """The README's "What reproduces" table: the reference's headline results
+    (tpdisc.analysis.published) beside tpdisc's recorded ones (docs/fidelity.json)."""
+    recorded = json.loads(FIDELITY.read_text(encoding="utf-8"))
+    rows = {row["key"]: row for row in recorded["rows"]}
+    lines = [
+        f"| the reference found | its figure | tpdisc, default agents (`{recorded['model']}`) | |",
+        "| --- | --- | --- | --- |",
+    ]
+    for headline in HEADLINES:
+        row = rows[headline.key]
+        lines.append(
+            f"| {headline.finding} | {headline.figure} | {row['tpdisc']}: {row['what']} "
+            f"| {row['verdict']} |"
+        )
+    return "\n".join(lines)
+
+
+def test_what_reproduces_on_the_first_screen_is_the_recorded_results() -> None:
+    """When the recorded results change (docs/fidelity.json), the README's table follows:
+    the message holds the table to paste."""
+    table = reproduces_table()
+    screen = "\n".join(README.read_text(encoding="utf-8").splitlines()[:FIRST_SCREEN])
+    assert table in screen, f"the README's table should read:\n{table}"
+
+
+def test_the_recorded_results_are_those_of_their_pages() -> None:
+    """Each figure of docs/fidelity.json stands in the page that measured it, and every
+    headline of the reference has one."""
+    recorded = json.loads(FIDELITY.read_text(encoding="utf-8"))
+    assert [row["key"] for row in recorded["rows"]] == [h.key for h in HEADLINES]
+    for row in recorded["rows"]:
+        page = (ROOT / row["source"]).read_text(encoding="utf-8")
+        assert row["tpdisc"] in page, f"{row['key']}: {row['tpdisc']!r} is not in {row['source']}"
+    assert f"**The default model is `{recorded['model']}`**" in (
+        ROOT / "docs" / "fidelity.md"
+    ).read_text(encoding="utf-8")
 
 
 def readme_commands() -> list[list[str]]:

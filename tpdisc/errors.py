@@ -11,8 +11,10 @@ they print and read no markup (:mod:`tpdisc.cli.output`).
 
 from __future__ import annotations
 
+import difflib
 import re
 import reprlib
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -30,6 +32,18 @@ class ConfigError(TpdiscError):
 
 class ProtocolError(TpdiscError):
     """A transmission protocol failed to load, crashed, or returned a malformed exchange."""
+
+
+def did_you_mean(text: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'dynamic'?)`` when a choice is close to ``text`` (a typo), else ""."""
+    close = difflib.get_close_matches(str(text), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown(what: str, text: str, choices: Iterable[str]) -> str:
+    """The message for a name that is none of ``choices``: the closest one, then all."""
+    choices = [str(c) for c in choices]
+    return f"unknown {what} {text!r}{did_you_mean(text, choices)}; choose from {', '.join(choices)}"
 
 
 # Never a whole value: a value from a file may be huge, or a tree sharing its branches.

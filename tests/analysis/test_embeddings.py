@@ -26,6 +26,8 @@ from tpdisc.analysis.embeddings import (
 from tpdisc.cli import app as main_app
 from tpdisc.cli.analyze_models import register
 from tpdisc.errors import ConfigError
+from tpdisc.search.archive import Archive
+from tpdisc.search.pick import run_pick
 
 runner = CliRunner()
 EXAMPLES = Path(__file__).parents[2] / "examples" / "protocols"
@@ -125,10 +127,11 @@ def test_embeddings_command(runs: tuple[Path, Path], tmp_path: Path) -> None:
     assert mmd.shape == (2, 2) and mmd[0, 0] == 0 and mmd[0, 1] == mmd[1, 0] >= 0
     points = data["points"]
     assert {"run", "name", "x", "y", "fitness"} <= set(points[0])
-    for run in data["runs"]:
+    for run, folder in zip(data["runs"], runs, strict=True):
         mine = [p for p in points if p["run"] == run]
         (best,) = [p for p in mine if p["best"]]
-        assert best["fitness"] == max(p["fitness"] for p in mine)
+        with Archive(folder / Archive.FILE_NAME, readonly=True) as archive:
+            assert best["name"] == run_pick(archive).name  # the run's pick, as everywhere
     for name in ("embedding_map.png", "mmd_runs.png", "mmd_kinds.png"):
         assert (tmp_path / "f" / name).stat().st_size > 0
 
@@ -151,6 +154,6 @@ def test_generalize_takes_the_best_protocol_of_a_run(
     args = ["generalize", str(runs[0]), "--trusted", "--settings", "3-item", "--json", str(out)]
     result = runner.invoke(app, [*args, "--recipes", str(recipes), *TINY])
     assert result.exit_code == 0, result.output
-    assert f"best protocol {best.name}" in result.stderr
+    assert f"{runs[0]}: its pick, {best.name} (" in result.stderr
     (row,) = json.loads(out.read_text())["settings"]
-    assert list(row["evolved"]) == [f"generated-{best.name}"]
+    assert list(row["evolved"]) == [best.name]

@@ -13,7 +13,7 @@ from types import FrameType
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import TOY
+from tests.conftest import PAYLOAD, PAYLOAD_SHA, TOY, Server
 from tpdisc.cli import app
 from tpdisc.domain import data
 
@@ -46,10 +46,9 @@ def test_another_file_is_refused_in_one_line(tmp_path, monkeypatch) -> None:
     assert gone.exit_code == 1 and "cannot read" in gone.stderr
 
 
-@pytest.mark.skipif(not os.environ.get("TPDISC_RECIPES"), reason="needs the real recipe file")
-def test_the_real_file_installs(tmp_path, monkeypatch) -> None:
+def test_the_real_file_installs(tmp_path, monkeypatch, real_recipes: Path) -> None:
     monkeypatch.setenv("TPDISC_CACHE", str(tmp_path))
-    assert data.install(Path(os.environ["TPDISC_RECIPES"])) == tmp_path / "alchemy2.json"
+    assert data.install(real_recipes) == tmp_path / "alchemy2.json"
 
 
 @pytest.fixture
@@ -107,9 +106,56 @@ def test_a_path_from_the_environment_that_cannot_be_one_is_one_line(
 ) -> None:
     (tmp_path / "file").write_text("x")
     wrong = tmp_path / "file" if variable == "TPDISC_CACHE" else tmp_path
+    monkeypatch.delenv("TPDISC_RECIPES", raising=False)  # the cache is looked at after it
     monkeypatch.setenv(variable, str(wrong))
     serial = ["--executor", "serial"] if command[0] == "evaluate" else []
     result = runner.invoke(app, [*command, *serial])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert result.stderr.startswith(f"error: ${variable}: {wrong}: ")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_install_without_a_path_downloads_and_checks_then_keeps_it(
+    isolated: Path, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(data, "URL", server.url)
+    monkeypatch.setattr(data, "SHA256", PAYLOAD_SHA)
+    first = runner.invoke(app, ["data", "install"])
+    assert first.exit_code == 0, first.output
+    assert "downloaded from" in first.stdout and str(isolated / "alchemy2.json") in first.stdout
+    assert (isolated / "alchemy2.json").read_bytes() == PAYLOAD
+    again = runner.invoke(app, ["data", "install"])  # a checked copy is there: no download
+    assert again.exit_code == 0 and "already installed" in again.stdout
+    assert len(server.requests) == 1
+
+
+def test_a_download_that_fails_its_check_is_one_line_and_keeps_nothing(
+    isolated: Path, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(data, "URL", server.url)  # the toy file is not the public one
+    result = runner.invoke(app, ["data", "install"])
+    assert result.exit_code == 1 and "does not match" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert not (isolated / "alchemy2.json").exists()
+
+
+def test_or_download_takes_the_local_copy_where_there_is_one_and_downloads_elsewhere(
+    isolated: Path, server: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The README's first command: ../shared/data/alchemy2.json in this repository's
+    layout, the download in a clone elsewhere."""
+    monkeypatch.setattr(data, "URL", server.url)
+    monkeypatch.setattr(data, "SHA256", PAYLOAD_SHA)
+    local = tmp_path / "shared" / "alchemy2.json"
+    missing = runner.invoke(app, ["data", "install", str(local), "--or-download"])
+    assert missing.exit_code == 0, missing.output
+    assert "no such file; downloading the public copy instead" in missing.stderr
+    assert len(server.requests) == 1
+    (isolated / "alchemy2.json").unlink()
+    local.parent.mkdir()
+    local.write_bytes(PAYLOAD)
+    present = runner.invoke(app, ["data", "install", str(local), "--or-download"])
+    assert present.exit_code == 0 and "checked and installed" in present.stdout
+    assert len(server.requests) == 1  # the local copy, no download
+    strict = runner.invoke(app, ["data", "install", str(tmp_path / "none.json")])
+    assert strict.exit_code == 1 and "cannot read" in strict.stderr  # without the flag

@@ -235,9 +235,9 @@ def test_bad_agent_type(recipes: Path) -> None:
     one_line_error(result, "unknown agent type 'robot'")
 
 
-def test_typer_rejects_out_of_range_numbers(recipes: Path) -> None:
+def test_out_of_range_numbers_are_one_line_naming_the_range(recipes: Path) -> None:
     result = evaluate("paired", *FAST, "--agents", "0", "--recipes", recipes)
-    assert result.exit_code == 2 and "--agents" in result.output
+    one_line_error(result, "--agents 0: out of range, must be at least 1")
 
 
 @pytest.mark.parametrize(
@@ -399,3 +399,43 @@ def test_compare_moves_nothing_through_a_link(recipes: Path, tmp_path: Path) -> 
     again = runner.invoke(app, [*args, "--seed", "5"])
     assert again.exit_code == 1 and f"{out / 'previous'}: a symbolic link" in again.stderr
     assert not list(elsewhere.iterdir())
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "protocols" / "state_aware.py"
+
+
+def test_a_file_alone_is_compared_with_the_standard_baselines(recipes: Path) -> None:
+    result = evaluate(EXAMPLE, *FAST, "--recipes", recipes, "--trusted", "--json")
+    assert result.exit_code == 0, result.output
+    names = [r["protocol"] for r in json.loads(result.stdout)["results"]]
+    assert names == ["state_aware", "asocial", "paired", "dynamic", "graph", "stochastic"]
+    assert "compared with the standard baselines too" in result.stderr
+    assert "--alone for only the protocols given" in result.stderr
+
+
+def test_alone_evaluates_only_the_protocols_given(recipes: Path) -> None:
+    result = evaluate(EXAMPLE, *FAST, "--recipes", recipes, "--trusted", "--alone", "--json")
+    assert result.exit_code == 0, result.output
+    assert [r["protocol"] for r in json.loads(result.stdout)["results"]] == ["state_aware"]
+    assert "standard baselines" not in result.stderr
+    named = evaluate(EXAMPLE, "paired", *FAST, "--recipes", recipes, "--trusted", "--json")
+    assert [r["protocol"] for r in json.loads(named.stdout)["results"]] == [
+        "state_aware",
+        "paired",
+    ]  # a baseline named: the protocols as given
+
+
+def test_every_protocol_is_also_tested_against_asocial_play(recipes: Path) -> None:
+    """A table of baselines against the best one says "not better" on every row; beside
+    it, each against asocial play says whether sharing beats not sharing."""
+    result = evaluate(*FAST, "--recipes", recipes, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    versus = data["versus_asocial"]
+    assert versus["reference"] == "asocial"
+    assert set(versus["protocols"]) == {"paired", "dynamic", "graph", "stochastic"}
+    assert data["versus_reference"]["reference"] != "asocial"
+    table = evaluate(*FAST, "--recipes", recipes)
+    assert "Δ vs asocial" in table.stdout and "Δ vs " in table.stdout.replace("Δ vs asocial", "")
+    against_asocial = evaluate(*FAST, "--recipes", recipes, "--reference", "asocial", "--json")
+    assert "versus_asocial" not in json.loads(against_asocial.stdout)  # said once is enough

@@ -4,6 +4,7 @@ rule of every --json option, held for each command that has one."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,83 @@ def test_everything_the_consoles_print_shows_outside_text_as_it_is() -> None:
         assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
     assert result.stdout.count(SHOWN) == 2  # the text and the table (code is highlighted)
     assert SHOWN in result.stderr and "evil.example" in result.stderr
+
+
+def ranged_options() -> list[tuple[tuple[str, ...], str, str, str]]:
+    """(command words, flag, a value outside the option's range, the range in words) of
+    every option with a range, in every command."""
+    found = []
+
+    def visit(command: Any, words: tuple[str, ...]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            visit(sub, (*words, name))
+        for param in command.params:
+            allowed = output.range_text(param.type)
+            if allowed is None:
+                continue
+            kind = param.type
+            outside = kind.min - 1 if kind.min is not None else kind.max + 1
+            found.append((words, max(param.opts, key=len), f"{outside:g}", allowed))
+
+    visit(typer.main.get_command(app), ())
+    return found
+
+
+RANGED = ranged_options()
+
+
+def test_the_walk_finds_the_options_the_issue_named() -> None:
+    flags = {(words, flag) for words, flag, _, _ in RANGED}
+    assert {(("evaluate",), "--sims"), (("compare",), "--p-social")} <= flags
+    assert (("evolve",), "--iterations") in flags
+    assert len(RANGED) > 60  # every command's, not a sample
+
+
+@pytest.mark.parametrize(
+    ("words", "flag", "value", "allowed"),
+    RANGED,
+    ids=[f"{' '.join(words)} {flag}" for words, flag, _, _ in RANGED],
+)
+def test_every_option_out_of_its_range_is_one_line_naming_it_and_its_range(
+    words: tuple[str, ...], flag: str, value: str, allowed: str
+) -> None:
+    result = runner.invoke(app, [*words, f"{flag}={value}"])
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    # The value as the option read it (-1.0 for a float).
+    line = rf"error: {flag} -?[\d.]+: out of range, must be {allowed}\n"
+    assert re.fullmatch(line, result.stderr), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["evaluate", "--sims", "x"], "error: --sims x: not a whole number, must be at least 1"),
+        (["evaluate", "--simz", "3"], "error: no such option --simz; did you mean --sims?"),
+        (["inspect"], "error: missing argument PROTOCOLS (see 'tpdisc inspect --help')"),
+        (["evaluat"], "error: No such command 'evaluat'"),
+    ],
+)
+def test_a_command_line_that_does_not_parse_is_one_line_and_exit_1(
+    args: list[str], line: str
+) -> None:
+    result = runner.invoke(app, args, prog_name="tpdisc")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(line) and result.stderr.count("\n") == 1, result.stderr
+    assert "Usage:" not in result.output
+
+
+def test_help_and_a_bare_group_still_print_help() -> None:
+    assert runner.invoke(app, ["evaluate", "--help"]).exit_code == 0
+    bare = runner.invoke(app, ["data"])
+    assert "install" in bare.output and "error:" not in bare.output
+
+
+def test_range_text_in_words() -> None:
+    from typer._click import types
+
+    assert output.range_text(types.IntRange(min=1)) == "at least 1"
+    assert output.range_text(types.FloatRange(0.0, 1.0)) == "between 0 and 1"
+    assert output.range_text(types.FloatRange(max=2.5)) == "at most 2.5"
+    assert output.range_text(types.FloatRange(0.0, 1.0, min_open=True)) == "above 0 and at most 1"
+    assert output.range_text(types.STRING) is None

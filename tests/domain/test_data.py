@@ -4,73 +4,15 @@ checked download, served here by a local HTTP server (the tests never touch the 
 from __future__ import annotations
 
 import hashlib
-import http.server
-import json
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TOY
+from tests.conftest import PAYLOAD, PAYLOAD_SHA, TOY, Server
 from tests.threads import failures_in_threads
 from tpdisc.domain import data
 from tpdisc.domain.data import FILE_NAME, default_graph, download, locate_recipes
 from tpdisc.errors import ConfigError, RecipeDataError
-
-PAYLOAD = json.dumps(TOY).encode()
-PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
-
-
-@dataclass
-class Server:
-    url: str
-    requests: list[str] = field(default_factory=list)
-    body: bytes = PAYLOAD
-    status: int = 200
-
-
-@pytest.fixture
-def server() -> Iterator[Server]:
-    """A one-file HTTP server on 127.0.0.1 that records the paths asked for."""
-    state = Server(url="")
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.requests.append(self.path)
-            self.send_response(state.status)
-            self.send_header("Content-Length", str(len(state.body)))
-            self.end_headers()
-            self.wfile.write(state.body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/datasets/{FILE_NAME}"
-    try:
-        yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
-
-
-@pytest.fixture
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No $TPDISC_RECIPES, an empty cache of our own, no proxy between us and 127.0.0.1,
-    and a download URL that cannot reach the network if a test forgets to set one."""
-    monkeypatch.delenv(data.ENV_VAR, raising=False)
-    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setattr(data, "URL", "http://127.0.0.1:9/unreachable.json")
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("TPDISC_CACHE", str(cache))
-    return cache
 
 
 def write_toy(path: Path) -> Path:

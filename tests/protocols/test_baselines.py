@@ -450,7 +450,10 @@ def test_registry() -> None:
 
 
 def test_baseline_protocol_params_and_errors(toy_graph: RecipeGraph) -> None:
-    with pytest.raises(ConfigError, match="unknown baseline 'pairs'; choose from asocial, "):
+    with pytest.raises(
+        ConfigError,
+        match="unknown baseline 'pairs' \\(did you mean 'paired'\\?\\); choose from asocial, ",
+    ):
         BaselineProtocol("pairs")
     bad = BaselineProtocol("ring", {"radius": 3})
     with pytest.raises(ConfigError, match=r"baseline 'ring': .*radius"):

@@ -49,9 +49,29 @@ def test_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such protocol file"):
         resolve_protocol(str(tmp_path))  # a directory
     with pytest.raises(
-        ConfigError, match=r"^unknown protocol 'pairs': not a baseline \(asocial, .*\) nor a \.py"
+        ConfigError, match=r"^unknown protocol 'zzz': not a baseline \(asocial, .*\)"
     ):
-        resolve_protocol("pairs")
+        resolve_protocol("zzz")
+
+
+def test_a_near_miss_suggests_the_closest_baseline_and_still_lists_them() -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_protocol("dynamc")
+    assert str(caught.value).startswith(
+        "unknown protocol 'dynamc' (did you mean 'dynamic'?): not a baseline (asocial, "
+    )
+
+
+def test_a_name_whose_py_file_exists_suggests_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "my_protocol.py").write_text(GOOD)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        ConfigError,
+        match=r"^unknown protocol 'my_protocol' \(did you mean the file my_protocol\.py\?\)$",
+    ):
+        resolve_protocol("my_protocol")
 
 
 def test_unique_names(tmp_path: Path) -> None:

@@ -17,24 +17,21 @@ from tpdisc.executors.make import make_executor
 from tpdisc.report import best_portraits
 from tpdisc.report.portrait_pages import read_portrait
 from tpdisc.search.archive import Archive
-from tpdisc.search.listing import labels
+from tpdisc.search.pick import run_pick
 
 run_dir = test_search_run.run_dir
 runner = CliRunner()
 
 
 def best_name(run: Path) -> str:
-    """The best protocol's name, as the command line prints it (i0003)."""
+    """The best protocol's name, as the command line prints it (i0003): the run's pick."""
     with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
-        names = labels(archive.summaries())
-        rows = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
-    return names[max(rows, key=lambda c: (c.fitness, -c.id)).id]
+        return run_pick(archive).name
 
 
 def best_id(run: Path) -> int:
     with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
-        rows = [c for c in archive.summaries(valid_only=True) if c.mode != "seed"]
-    return max(rows, key=lambda c: (c.fitness, -c.id)).id
+        return run_pick(archive).protocol_id
 
 
 def test_the_report_links_the_best_protocol_to_its_portrait(

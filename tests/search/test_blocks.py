@@ -459,3 +459,23 @@ def test_tune_steps_the_window_on_a_log_scale() -> None:
                 ratios[key].append(abs(np.log(tuned.horizon / g.horizon)))
     # the same relative steps at both ends (within sampling and rounding)
     assert abs(np.median(ratios["short"]) - np.median(ratios["long"])) < 0.15
+
+
+def test_a_description_says_what_is_sent_by_kind_then_in_which_order() -> None:
+    """A rule on failures lets successes through (and the other way round): the text says
+    what may go of each kind, then the preferences, largest weight first (issue 47)."""
+    genome = blocks.Genome(
+        weights=(("recency", 0.5), ("success", 2.0), ("failure", -1.0)),
+        filters=("unsent", "repeatable"),
+    )
+    text = blocks.describe(genome)
+    assert (
+        "attempts: successes whose result was never sent to the recipient, and failures of "
+        "pairs the recipient owns both ingredients of; favouring successful attempts "
+        "(weight 2), then recent attempts (weight 0.5) and avoiding failed attempts (weight -1)."
+    ) in text
+    assert "lets failures through" not in text
+    only = blocks.describe(blocks.Genome(filters=("successes", "lacking")))
+    assert "only successes whose result the recipient lacks, no failures;" in only
+    failures_rule = blocks.describe(blocks.Genome(filters=("repeatable",)))
+    assert ": any success, and failures of pairs the recipient owns both" in failures_rule

@@ -37,7 +37,7 @@ SECTIONS = (
 
 
 @pytest.fixture(scope="module")
-def smoke_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def smoke_study(tmp_path_factory: pytest.TempPathFactory, real_recipes: Path) -> Path:
     root = tmp_path_factory.mktemp("smoke")
     overrides = root / "stochastic.yaml"
     settings = ", ".join(without_empowerment_agents())

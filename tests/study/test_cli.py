@@ -64,7 +64,9 @@ def _iterations_done(run: Path) -> int:
     return int(row[0] or 0)
 
 
-def test_a_study_killed_in_its_search_resumes_without_redoing_anything(tmp_path: Path) -> None:
+def test_a_study_killed_in_its_search_resumes_without_redoing_anything(
+    tmp_path: Path, real_recipes: Path
+) -> None:
     study_file = tmp_path / "tiny.yaml"
     study_file.write_text(TINY.replace("iterations: 4", "iterations: 8"))
     out = tmp_path / "out"

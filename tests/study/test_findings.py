@@ -89,3 +89,21 @@ def test_a_rebuilt_report_reuses_the_stored_portraits(
 def test_every_figure_says_what_to_look_for(report: Path) -> None:
     raw = report.read_text()
     assert raw.count("<figure>") == raw.count("<figcaption") > 5
+
+
+def test_each_finding_states_the_reference_s_figure_beside_its_own(report: Path) -> None:
+    """A report read alone answers "does this match the paper?": the best protocols' gain,
+    the ablation's fall and the generalization each with the reference's figure, the same
+    figures as the README's table (tpdisc.analysis.published)."""
+    from tpdisc.analysis import published
+
+    text = " ".join(Page(report).sections["findings"])
+    figures = {h.key: h.figure for h in published.HEADLINES}
+    assert "mean gain here" in text
+    assert (
+        f"the reference: every evolved protocol above every baseline, {figures['evolved_gain'][:4]}"
+        in text
+    )
+    assert "the reference: -21 (88 → 67), back to asocial play" in text
+    assert f"the reference: {figures['generalization']} over the best baseline" in text
+    assert "; the reference: ρ = " in text  # beside the strongest features

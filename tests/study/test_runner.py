@@ -129,7 +129,7 @@ def test_the_store_keeps_each_simulation_and_a_rerun_runs_only_the_missing(
 
 
 @pytest.fixture(scope="module")
-def tiny_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_study(tmp_path_factory: pytest.TempPathFactory, real_recipes: Path) -> Path:
     root = tmp_path_factory.mktemp("study")
     config = tiny_config(root)
     out = root / "out"

@@ -53,7 +53,7 @@ def _archives(out: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def test_searches_at_once_leave_the_archives_of_searches_one_after_another(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_recipes: Path
 ) -> None:
     at_once: list[int] = []
     real = searches._searches_at_once
@@ -73,7 +73,7 @@ def test_searches_at_once_leave_the_archives_of_searches_one_after_another(
 
 
 def test_the_first_failing_search_stops_the_others_and_is_raised(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_recipes: Path
 ) -> None:
     started: list[str] = []
     real = searches.evolve

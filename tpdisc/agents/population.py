@@ -8,7 +8,7 @@ from typing import Any
 
 from tpdisc.agents.base import Agent, AgentContext, AgentParams
 from tpdisc.domain.recipes import RecipeGraph
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 
 AgentFactory = Callable[[AgentContext], Agent]
 
@@ -24,7 +24,7 @@ Population = tuple[tuple[str, int], ...]
 
 def agent_class(kind: str) -> type[Agent]:
     if kind not in AGENT_TYPES:
-        raise ConfigError(f"unknown agent type {kind!r}; choose from {', '.join(AGENT_TYPES)}")
+        raise ConfigError(unknown("agent type", kind, AGENT_TYPES))
     module_name, class_name = AGENT_TYPES[kind].split(":")
     cls: type[Agent] = getattr(importlib.import_module(module_name), class_name)
     return cls

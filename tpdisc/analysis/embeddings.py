@@ -25,10 +25,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from tpdisc.analysis.plots import label_extent, plain_figures, save_figure, short_label
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.search.pick import run_pick
 
 # SPEC §6's kinds: warm-up iterations of a generation-only run give "generated" protocols,
 # those of an evolution run "warm-up" ones; improve and diversify iterations "evolved" ones.
@@ -143,7 +144,7 @@ BACKENDS: dict[str, type[TfidfBackend] | type[MiniLMBackend]] = {
 
 def make_backend(name: str) -> EmbeddingBackend:
     if name not in BACKENDS:
-        raise ConfigError(f"unknown embedding backend {name!r}; choose from {', '.join(BACKENDS)}")
+        raise ConfigError(unknown("embedding backend", name, BACKENDS))
     backend: EmbeddingBackend = BACKENDS[name]()
     return backend
 
@@ -162,6 +163,7 @@ class RunProtocol:
     iteration: int
     fitness: float
     code: str
+    picked: bool = False  # the run's pick (tpdisc.search.pick), what "its best" means
 
 
 def run_protocols(run_dir: str | Path, label: str | None = None) -> list[RunProtocol]:
@@ -173,6 +175,10 @@ def run_protocols(run_dir: str | Path, label: str | None = None) -> list[RunProt
     if (run_dir / CONFIG_FILE).is_file():
         generation_only = SearchConfig.load(run_dir / CONFIG_FILE).generation_only
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        try:
+            picked: int | None = run_pick(archive).protocol_id
+        except ConfigError:  # no valid protocol: nothing is picked, nothing listed
+            picked = None
         # A repair belongs to the mode of its iteration.
         modes = {row["iteration"]: row["mode"] for row in archive.iterations()}
         found = []
@@ -185,15 +191,25 @@ def run_protocols(run_dir: str | Path, label: str | None = None) -> list[RunProt
             else:
                 kind = "evolved"
             found.append(
-                RunProtocol(label or run_dir.name, c.name, kind, c.iteration, c.fitness, c.code)
+                RunProtocol(
+                    label or run_dir.name,
+                    c.name,
+                    kind,
+                    c.iteration,
+                    c.fitness,
+                    c.code,
+                    c.id == picked,
+                )
             )
     return found
 
 
 def best_of(protocols: Sequence[RunProtocol]) -> RunProtocol:
+    """A run's best protocol: its pick (the best on fresh seeds where it re-scored any)."""
     if not protocols:
         raise ConfigError("the run has no valid protocol besides its seed baselines")
-    return max(protocols, key=lambda p: p.fitness)
+    picked = [p for p in protocols if p.picked]
+    return picked[0] if picked else max(protocols, key=lambda p: p.fitness)
 
 
 def run_labels(run_dirs: Sequence[str | Path]) -> list[str]:
@@ -265,12 +281,8 @@ class EmbeddingStudy:
     mmd_kinds: np.ndarray  # between kinds (all runs pooled), in the order of ``kinds``
 
     def best(self) -> set[tuple[str, str]]:
-        """(run, name) of the best protocol of each run."""
-        out = set()
-        for run in self.runs:
-            best = best_of([p for p in self.protocols if p.run == run])
-            out.add((best.run, best.name))
-        return out
+        """(run, name) of the best protocol of each run: its pick."""
+        return {(p.run, p.name) for p in self.protocols if p.picked}
 
     def to_json(self) -> dict[str, Any]:
         best = self.best()

@@ -14,7 +14,7 @@ means), and is compared with the best baseline's simulations by a one-sided Welc
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
+from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.search.pick import run_references
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation, sem
 from tpdisc.sim.run import prepare_evaluation
@@ -304,11 +306,16 @@ def generalize(
     *,
     llm: LLMAgentConfig | None = None,
     on_simulation: OnSimulation | None = None,
+    resolved: Mapping[str, ProtocolSpec] | None = None,
 ) -> Generalization:
-    """Run ``protocols`` (files, sandboxed unless ``base.trusted``) and ``baselines`` in
-    each of ``settings`` that can run (LLM settings only with ``llm``)."""
+    """Run ``protocols`` (files, sandboxed unless ``base.trusted``, or a search's protocols:
+    ``RUN_DIR:NAME``, ``RUN_DIR`` for its pick; ``resolved`` when they were looked up
+    already) and ``baselines`` in each of ``settings`` that can run (LLM settings only with
+    ``llm``)."""
     if not protocols:
         raise ConfigError("generalize: give at least one protocol file")
+    if resolved is None:
+        resolved = run_references(protocols, trusted=base.trusted)
     if not baselines:
         raise ConfigError("generalize: give at least one baseline")
     active, skipped = runnable(settings, llm)
@@ -316,7 +323,7 @@ def generalize(
     for setting in active:
         config = setting.apply(base, [*protocols, *baselines], llm)
         domain = make_domain(graph, config.sim.variant)
-        prepared = prepare_evaluation(config, domain)
+        prepared = prepare_evaluation(config, domain, resolved)
 
         def tell(name: str, _result: Any, setting: str = setting.name) -> None:
             if on_simulation is not None:

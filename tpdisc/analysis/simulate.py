@@ -32,6 +32,7 @@ from tpdisc.sandbox import SandboxedSource, load_protocols
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.search.pick import run_references
 from tpdisc.sim.config import EvaluationConfig, SimConfig, with_changes
 from tpdisc.sim.evaluate import AblatedTask, SimTask, prepare_simulation
 from tpdisc.sim.game import SimResult
@@ -81,10 +82,16 @@ GIVEN = "given protocols"  # the run label of protocol files and baselines
 
 
 def given_protocols(config: EvaluationConfig, graph: RecipeGraph, folder: str | Path) -> Run:
-    """The protocol files and baselines of ``config`` as one run: scored on its
-    simulation and seeds, run as ``tpdisc evaluate`` runs them (files sandboxed unless
-    ``config.trusted``), their analysis results stored in ``folder`` (which must exist)."""
-    specs = load_protocols(list(config.protocols), trusted=config.trusted, sandbox=config.sandbox)
+    """The protocol files, baselines and search protocols (``RUN_DIR:NAME``) of ``config``
+    as one run: scored on its simulation and seeds, run as ``tpdisc evaluate`` runs them
+    (files sandboxed unless ``config.trusted``), their analysis results stored in
+    ``folder`` (which must exist)."""
+    specs = load_protocols(
+        list(config.protocols),
+        trusted=config.trusted,
+        sandbox=config.sandbox,
+        resolved=run_references(config.protocols, trusted=config.trusted),
+    )
     names = unique_names(specs)
     path = Path(folder)
     (path / Archive.FILE_NAME).touch()  # an empty file: the store adds its own tables

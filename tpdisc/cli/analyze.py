@@ -87,10 +87,11 @@ BaselinesOpt = Annotated[
 TargetsArg = Annotated[
     list[str],
     typer.Argument(
-        help="Run directories of tpdisc evolve, protocol .py files or baseline names, in any "
-        "mix. Files and baselines are simulated as 'tpdisc evaluate' would (files "
-        "sandboxed unless --trusted), with the simulation options below; given with a run "
-        "directory, those options override its own settings (results stored apart).",
+        help="Run directories of tpdisc evolve (all their protocols), one protocol of a run "
+        "(RUN_DIR:NAME), protocol .py files or baseline names, in any mix. Files, baselines "
+        "and RUN_DIR:NAME are simulated as 'tpdisc evaluate' would (files sandboxed unless "
+        "--trusted), with the simulation options below; given with a run directory, those "
+        "options override its own settings (results stored apart).",
         metavar="RUN_DIR|PROTOCOL...",
         show_default=False,
     ),
@@ -167,15 +168,18 @@ def _targets(
     from tpdisc.analysis.simulate import given_protocols, load_run
     from tpdisc.domain.data import default_graph
     from tpdisc.protocols.baselines import BASELINES
+    from tpdisc.search.pick import split_reference
     from tpdisc.sim.config import EvaluationConfig
 
     directories = [t for t in targets if Path(t).is_dir()]
     given = [t for t in targets if not Path(t).is_dir()]
     for target in given:
-        if target not in BASELINES and not target.endswith(".py") and not Path(target).exists():
+        known = target in BASELINES or target.endswith(".py") or Path(target).exists()
+        if not known and split_reference(target) is None:
             raise ConfigError(
-                f"{target}: not a run directory of tpdisc evolve, a protocol .py file nor a "
-                f"baseline name (looked for {Path(target).absolute()})"
+                f"{target}: not a run directory of tpdisc evolve, a protocol of one "
+                f"(RUN_DIR:NAME), a protocol .py file nor a baseline name (looked for "
+                f"{Path(target).absolute()})"
             )
     config = options.config(EvaluationConfig, {"protocols": given} if given else {})
     graph = default_graph(recipes)  # once: every run reads the same recipe file

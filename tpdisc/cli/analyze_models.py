@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,9 +26,9 @@ from tpdisc.cli.output import (
     progress_bar,
     user_errors,
 )
+from tpdisc.cli.runs import run_references
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.config_tree import section
-from tpdisc.safefiles import safe_name
 
 __all__ = ["embeddings_cmd", "generalize_cmd", "register"]
 
@@ -47,8 +44,9 @@ def register(app: typer.Typer) -> None:
 GeneralizeProtocolsArg = Annotated[
     list[str],
     typer.Argument(
-        help="The evolved protocols: .py files, or run directories (each gives its best "
-        "valid protocol). Run sandboxed unless --trusted.",
+        help="The evolved protocols: .py files, or a search's protocols: RUN_DIR:NAME "
+        "(runs/first:i0007), or RUN_DIR for its pick (the best on fresh seeds where it "
+        "re-scored any). Run sandboxed unless --trusted.",
         show_default=False,
     ),
 ]
@@ -138,19 +136,20 @@ def generalize_cmd(
     for name, why in skipped:
         err_console.print(f"skipping setting {name}: {why}", highlight=False)
     graph = default_graph(base.recipes)
-    with _protocol_files(protocols) as files:
-        total = len(active) * (len(files) + len(names)) * base.sims
-        with progress_bar(total, "generalizing") as advance, base.executor.open() as pool:
-            study = generalize(
-                files,
-                names,
-                chosen,
-                base,
-                graph,
-                pool,
-                llm=llm,
-                on_simulation=lambda setting, name: advance(f"{setting}: {name}"),
-            )
+    resolved = run_references(tuple(protocols), base.trusted)
+    total = len(active) * (len(protocols) + len(names)) * base.sims
+    with progress_bar(total, "generalizing") as advance, base.executor.open() as pool:
+        study = generalize(
+            protocols,
+            names,
+            chosen,
+            base,
+            graph,
+            pool,
+            llm=llm,
+            on_simulation=lambda setting, name: advance(f"{setting}: {name}"),
+            resolved=resolved,
+        )
     out = human_console(target)
     if not json_on_stdout(target):
         out.print(_generalization_table(study))
@@ -164,33 +163,6 @@ def generalize_cmd(
 def _llm_settings(options: Options) -> dict[str, Any]:
     """The LLM agents' settings of the ``--config`` file and the options, as a mapping."""
     return dict(section(options.settings(), LLM_AGENT) or {})
-
-
-@contextmanager
-def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
-    """Protocol files as given; a run directory stands for its best protocol, written to a
-    temporary file named RUN-NAME.py (its code runs sandboxed like any file)."""
-    from tpdisc.analysis.embeddings import best_of, run_labels, run_protocols
-    from tpdisc.search.archive import Archive
-
-    runs = [a for a in arguments if (Path(a) / Archive.FILE_NAME).is_file()]
-    labels = dict(zip(runs, run_labels(runs), strict=True))
-    with tempfile.TemporaryDirectory(prefix="tpdisc-generalize-") as folder:
-        files = []
-        for argument in arguments:
-            if argument not in labels:
-                files.append(argument)
-                continue
-            best = best_of(run_protocols(argument, labels[argument]))
-            # Both come from the run folders: made plain, they stay file names in ``folder``.
-            path = Path(folder) / f"{safe_name(labels[argument])}-{safe_name(best.name)}.py"
-            path.write_text(best.code)
-            err_console.print(
-                f"{argument}: best protocol {best.name} (fitness {best.fitness:.2f})",
-                highlight=False,
-            )
-            files.append(str(path))
-        yield files
 
 
 def _generalization_table(study: Any) -> Table:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,7 +28,7 @@ from tpdisc.cli.output import (
     json_option,
     user_errors,
 )
-from tpdisc.cli.runs import describe_run, run_evaluations
+from tpdisc.cli.runs import describe_run, run_evaluations, run_references
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.cli.tables import (
     accounting_table,
@@ -35,6 +36,7 @@ from tpdisc.cli.tables import (
     mechanism_table,
     results_table,
     versus,
+    versus_asocial,
     write_figures,
 )
 from tpdisc.domain.data import default_graph
@@ -49,7 +51,8 @@ from tpdisc.domain.variants import (
     short_start_sets,
 )
 from tpdisc.errors import ConfigError
-from tpdisc.protocols.baselines import STANDARD_BASELINES
+from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
+from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.safefiles import make_dirs
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
@@ -57,7 +60,9 @@ from tpdisc.sim.provenance import provenance
 ProtocolsArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Baseline names or protocol .py files. Default: the five standard baselines "
+        help="Baseline names, protocol .py files, or a search's protocols: RUN_DIR:NAME "
+        "(runs/first:i0007), or RUN_DIR for its pick (the best on fresh seeds where it "
+        "re-scored any). Default: the five standard baselines "
         f"({', '.join(STANDARD_BASELINES)}), or the protocols of --config.",
         show_default=False,
     ),
@@ -114,6 +119,15 @@ ReferenceOpt = Annotated[
         show_default=False,
     ),
 ]
+AloneOpt = Annotated[
+    bool,
+    typer.Option(
+        "--alone",
+        help="Evaluate only the protocols given. Without it, protocols given without any "
+        "baseline among them are compared with the five standard baselines "
+        f"({', '.join(STANDARD_BASELINES)}).",
+    ),
+]
 EVALUATION_OPTIONS: tuple[Opt, ...] = (
     Opt("sims", SimsOpt, "sims"),
     Opt("ablate", AblateOpt, "ablate"),
@@ -131,14 +145,18 @@ def evaluate_cmd(
     log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
     reference: ReferenceOpt = None,
+    alone: AloneOpt = False,
     *,
     options: Options,
 ) -> None:
     """Evaluate protocols: final coverage (mean ± sem) over seeded simulations, and each
-    protocol's difference from the best standard baseline with its significance."""
-    config = evaluation_config(protocols, options)
+    protocol's difference from the best standard baseline with its significance (and from
+    asocial play). Protocols given without a baseline are compared with the standard
+    baselines (--alone: not)."""
+    config = evaluation_config(protocols, options, alone)
     target = JsonTarget.parse(json_out)
-    run(config, options, [target] if target else [], plot, log_dir, details, reference)
+    added = baselines_added(protocols, alone)
+    run(config, options, [target] if target else [], plot, log_dir, details, reference, added)
 
 
 @user_errors
@@ -163,31 +181,47 @@ def compare_cmd(
     log_dir: LogDirOpt = None,
     details: DetailsOpt = False,
     reference: ReferenceOpt = None,
+    alone: AloneOpt = False,
     *,
     options: Options,
 ) -> None:
     """Evaluate protocols and save the comparison figures: coverage curves and the pairwise
     matrix with significance stars (the README's main job); the table shows each
-    protocol's difference from the best standard baseline with its significance."""
-    config = evaluation_config(protocols, options)
+    protocol's difference from the best standard baseline with its significance (and from
+    asocial play). Protocols given without a baseline are compared with the standard
+    baselines (--alone: not)."""
+    config = evaluation_config(protocols, options, alone)
     target = JsonTarget.parse(json_out)
     if not options["print_config"]:
-        check_reference(config, reference)
+        named = run_references(config.protocols, config.trusted, say=False)
+        check_reference(config, reference, named)
         keep_earlier_results(out)
     targets = [target] if target is not None else []
     if target is None or target.on_stdout:  # the folder keeps it beside its figures
         targets.append(JsonTarget(out / "results.json"))
-    run(config, options, targets, out, log_dir, details, reference)
+    run(
+        config,
+        options,
+        targets,
+        out,
+        log_dir,
+        details,
+        reference,
+        baselines_added(protocols, alone),
+    )
 
 
 COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
 
 
-def check_reference(config: EvaluationConfig, reference: str | None) -> None:
+def check_reference(
+    config: EvaluationConfig, reference: str | None, resolved: Mapping[str, ProtocolSpec]
+) -> None:
     """Refuse a --reference that names none of the protocols before simulating anything."""
     if reference is None:
         return
     names = {*config.protocols, *(Path(p).stem for p in config.protocols)}
+    names |= {spec.name for spec in resolved.values()}
     if reference not in names:
         raise ConfigError(
             f"--reference {reference!r} is not among the protocols to evaluate "
@@ -209,9 +243,22 @@ def keep_earlier_results(out: Path) -> None:
     err_console.print(message, soft_wrap=True, highlight=False)  # paths never broken
 
 
-def evaluation_config(protocols: list[str] | None, options: Options) -> EvaluationConfig:
-    """The config of the options, with the protocols named as arguments (if any)."""
+def evaluation_config(
+    protocols: list[str] | None, options: Options, alone: bool = False
+) -> EvaluationConfig:
+    """The config of the options, with the protocols named as arguments (if any): beside
+    the standard baselines when none of them is a baseline, unless ``alone`` (a table of
+    one protocol has nothing to compare it with)."""
+    if protocols and baselines_added(protocols, alone):
+        protocols = [*protocols, *(b for b in STANDARD_BASELINES if b not in protocols)]
     return options.config(EvaluationConfig, {"protocols": protocols} if protocols else {})
+
+
+def baselines_added(protocols: list[str] | None, alone: bool) -> bool:
+    """Whether :func:`evaluation_config` added the standard baselines to ``protocols``."""
+    if not protocols or alone:
+        return False
+    return not any(name in BASELINES for name in protocols)
 
 
 def run(
@@ -222,11 +269,13 @@ def run(
     log_dir: Path | None,
     details: bool,
     reference: str | None = None,
+    added: bool = False,
 ) -> None:
     if options["print_config"]:
         print_yaml(config)
         return
-    check_reference(config, reference)
+    resolved = run_references(config.protocols, config.trusted)
+    check_reference(config, reference, resolved)
     started = datetime.now(UTC)
     sharing = [p for p in config.protocols if p != "asocial"]
     if config.sim.n_agents == 1 and sharing:
@@ -238,7 +287,7 @@ def run(
     with config.executor.open() as pool:
         graph = default_graph(config.recipes)
         domain = make_domain(graph, sim.variant)
-        evaluations = run_evaluations(config, domain, pool, log_dir)
+        evaluations = run_evaluations(config, domain, pool, log_dir, resolved)
     title = (
         f"{sim.n_agents} agents ({', '.join(f'{k}×{n}' for k, n in sim.agents)}), "
         f"{sim.n_steps} steps, {config.sims} sims, variant {domain.name}"
@@ -246,9 +295,17 @@ def run(
     if any(kind == "empowerment" for kind, _ in sim.agents):
         model = sim.params.empowerment
         title += f"; empowerment model {model.label}, prior seed {model.prior.seed}"
+    if added:  # after the results: never a line before an error
+        err_console.print(
+            f"compared with the standard baselines too ({', '.join(STANDARD_BASELINES)}); "
+            "--alone for only the protocols given",
+            highlight=False,
+            soft_wrap=True,
+        )
     against = versus(evaluations, reference)
+    asocial = versus_asocial(evaluations, against)
     if not json_on_stdout(*json_targets):
-        out.print(results_table(evaluations, title, against))
+        out.print(results_table(evaluations, title, against, asocial))
     if details and not json_on_stdout(*json_targets):
         out.print(mechanism_table(evaluations, "Mechanism per agent type (means over sims)"))
         out.print(accounting_table(evaluations, sim.n_agents))
@@ -263,6 +320,8 @@ def run(
         }
         if against is not None:
             payload["versus_reference"] = against.to_json()
+        if asocial is not None:
+            payload["versus_asocial"] = asocial.to_json()
         for target in json_targets:
             target.write(payload, say=out)
     if plot:

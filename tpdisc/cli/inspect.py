@@ -24,7 +24,7 @@ from tpdisc.cli.output import (
     progress_bar,
     user_errors,
 )
-from tpdisc.cli.runs import describe_run
+from tpdisc.cli.runs import describe_run, run_references
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.cli.tables import portrait_accounting_table
 from tpdisc.sim.config import EvaluationConfig
@@ -46,7 +46,9 @@ def inspect_cmd(
     protocols: Annotated[
         list[str],
         typer.Argument(
-            help="Baseline names or protocol .py files; two or more are also set side by side.",
+            help="Baseline names, protocol .py files, or a search's protocols: RUN_DIR:NAME "
+            "(runs/first:i0007), or RUN_DIR for its pick (the best on fresh seeds where it "
+            "re-scored any); two or more are also set side by side.",
             show_default=False,
         ),
     ],
@@ -96,8 +98,9 @@ def inspect_cmd(
         err_console.print("warning: with 1 agent no one shares: the flow will be empty")
     graph = default_graph(config.recipes)
     domain = make_domain(graph, sim.variant)
+    resolved = run_references(config.protocols, config.trusted)
     # Before the bar: a first run builds the empowerment prior here, with its own display.
-    prepared = prepare_evaluation(config, domain)
+    prepared = prepare_evaluation(config, domain, resolved)
     named = list(zip(prepared.names, prepared.specs, strict=True))
     with (
         config.executor.open() as pool,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -19,6 +20,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
 from rich.text import Text
+from typer._click import exceptions as click_errors
+from typer._click import types as click_types
 from typer.core import TyperGroup
 
 from tpdisc.errors import ConfigError, TpdiscError, visible
@@ -58,6 +61,13 @@ err_console = PlainConsole(stderr=True, width=LOG_WIDTH)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def print_error(message: str) -> None:
+    """The one form of every error: ``error: MESSAGE``, one line on stderr."""
+    # One line, whatever the message quotes (a newline would forge a line of its own).
+    line = Text.assemble(("error:", "bold red"), " ", visible(message, lines=False))
+    err_console.print(line, highlight=False, soft_wrap=True)
+
+
 def user_errors(func: F) -> F:
     """Report :class:`TpdiscError` as one line on stderr and exit 1, never a traceback."""
 
@@ -66,9 +76,7 @@ def user_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except TpdiscError as err:
-            # One line, whatever the message quotes (a newline would forge a line of its own).
-            line = Text.assemble(("error:", "bold red"), " ", visible(str(err), lines=False))
-            err_console.print(line, highlight=False, soft_wrap=True)
+            print_error(str(err))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")
@@ -155,11 +163,82 @@ def bare_json_to_stdout(args: list[str]) -> list[str]:
 
 
 class JsonRuleGroup(TyperGroup):
-    """The ``tpdisc`` group: its commands' ``--json`` may come without a FILE."""
+    """The ``tpdisc`` group: its commands' ``--json`` may come without a FILE, and a
+    command line it cannot parse is one error line and exit 1, as every other error."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
         return name, command, bare_json_to_stdout(rest)
+
+    def main(  # type: ignore[override]
+        self, args: Any = None, prog_name: str | None = None, standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:  # fmt: skip
+        if not standalone_mode:
+            return super().main(args, prog_name, standalone_mode=False, **extra)
+        try:
+            # Not standalone: a usage error comes here instead of click's three lines.
+            code = super().main(args, prog_name, standalone_mode=False, **extra)
+        except click_errors.NoArgsIsHelpError as err:
+            err.show()  # the help a command shows when given nothing: not an error
+            sys.exit(err.exit_code)
+        except click_errors.ClickException as err:
+            print_error(usage_error_line(err))
+            sys.exit(1)
+        except typer.Abort:  # end of input at a prompt
+            err_console.print("interrupted")
+            sys.exit(130)
+        # A command that ran returns None; typer.Exit(code) comes back as its code.
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def range_text(kind: click_types.ParamType) -> str | None:
+    """The values a numeric option takes, in words ("at least 1", "between 0 and 1")."""
+    if not isinstance(kind, click_types.IntRange | click_types.FloatRange):
+        return None
+    low, high = kind.min, kind.max
+    above = f"{'above' if kind.min_open else 'at least'} {low:g}" if low is not None else None
+    below = f"{'below' if kind.max_open else 'at most'} {high:g}" if high is not None else None
+    if above and below and not (kind.min_open or kind.max_open):
+        return f"between {low:g} and {high:g}"
+    return " and ".join(text for text in (above, below) if text) or None
+
+
+def parameter_name(param: Any) -> str:
+    """An option by its longest flag (``--sims``), an argument by its name in capitals."""
+    if param.param_type_name == "option" and param.opts:
+        return str(max(param.opts, key=len))
+    return str(param.name or "argument").upper()
+
+
+def usage_error_line(err: click_errors.ClickException) -> str:
+    """A command line's mistake in one line: an option's value with the option's range, an
+    unknown option or a missing argument with where the command's options are listed."""
+    message = err.format_message().strip().rstrip(".")
+    context = getattr(err, "ctx", None)  # a usage error's: the command it is about
+    command = context.command_path if context is not None else "tpdisc"
+    if isinstance(err, click_errors.MissingParameter) and err.param is not None:
+        kind = err.param.param_type_name
+        return f"missing {kind} {parameter_name(err.param)} (see '{command} --help')"
+    if isinstance(err, click_errors.NoSuchOption):
+        close = err.possibilities or []
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        return f"no such option {err.option_name}{hint} (see '{command} --help')"
+    if isinstance(err, click_errors.BadParameter) and err.param is not None:
+        name = parameter_name(err.param)
+        param_type = err.param.type
+        reason = err.message.strip().rstrip(".")
+        allowed = range_text(param_type)
+        outside = re.fullmatch(r"(.*) is not in the range .*", reason)
+        if outside and allowed:
+            return f"{name} {outside.group(1)}: out of range, must be {allowed}"
+        unread = re.fullmatch(r"'?(.*?)'? is not a valid .*", reason)
+        if unread and allowed:
+            whole = isinstance(param_type, click_types.IntRange)
+            number = "a whole number" if whole else "a number"
+            return f"{name} {unread.group(1)}: not {number}, must be {allowed}"
+        return f"{name}: {reason}"
+    return f"{message} (see '{command} --help')"
 
 
 @dataclass(frozen=True)

@@ -2,26 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tpdisc.cli.output import progress_bar
+from tpdisc.cli.output import err_console, progress_bar
 from tpdisc.domain.recipes import RecipeGraph
 from tpdisc.domain.variants import Domain
 from tpdisc.executors.base import Executor
+from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.sim.config import EvaluationConfig, SimConfig
 from tpdisc.sim.evaluate import Evaluation
 from tpdisc.sim.run import prepare_evaluation
 
 
+def run_references(
+    protocols: tuple[str, ...], trusted: bool, *, say: bool = True
+) -> dict[str, ProtocolSpec]:
+    """The protocols named by run, ``RUN_DIR:NAME`` or ``RUN_DIR`` (its pick), by their
+    text; for a run directory alone, a line on stderr says which protocol it stands for
+    (unless not ``say``)."""
+    from tpdisc.search.listing import open_archive
+    from tpdisc.search.pick import run_pick, run_references, split_reference
+
+    found = run_references(protocols, trusted=trusted)
+    for text in found if say else ():
+        reference = split_reference(text)
+        if reference is not None and reference[1] is None:
+            with open_archive(reference[0]) as archive:
+                pick = run_pick(archive)
+            err_console.print(
+                f"{text}: its pick, {pick.name} ({pick.why()})", highlight=False, soft_wrap=True
+            )
+    return found
+
+
 def run_evaluations(
-    config: EvaluationConfig, domain: Domain, pool: Executor, log_dir: Path | None = None
+    config: EvaluationConfig,
+    domain: Domain,
+    pool: Executor,
+    log_dir: Path | None = None,
+    resolved: Mapping[str, ProtocolSpec] | None = None,
 ) -> list[Evaluation]:
     """The evaluation of ``config`` on ``domain`` with a progress bar, on ``pool``; each
     simulation's transmission log saved in ``log_dir`` as PROTOCOL[-ablated]-seedN.parquet,
-    streamed there by the process that runs it (no log is held whole in memory)."""
+    streamed there by the process that runs it (no log is held whole in memory).
+    ``resolved``: the protocols named by run (:func:`run_references`)."""
     # Before the bar: a first run builds the empowerment prior here, with its own display.
-    prepared = prepare_evaluation(config, domain)
+    prepared = prepare_evaluation(config, domain, resolved)
     if log_dir:
         log_dir.mkdir(parents=True, exist_ok=True)
     suffix = " + ablation" if config.ablate else ""

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -35,6 +35,9 @@ from tpdisc.errors import ConfigError
 from tpdisc.executors.base import Executor
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import ExecutorConfig
+
+if TYPE_CHECKING:
+    from tpdisc.search.archive import Archive
 
 # How many of its best protocols a search re-scores on fresh seeds when it ends.
 EVOLVE_RESCORE_TOP = 3
@@ -192,6 +195,21 @@ def rescore_and_report(
         out.print(verdict, highlight=False)
 
 
+def pick_line(archive: Archive, run_dir: Path) -> str | None:
+    """The run's pick, the protocol ``run_dir`` stands for wherever a protocol is taken
+    (None before any protocol is valid)."""
+    from tpdisc.search.pick import run_pick
+
+    try:
+        pick = run_pick(archive)
+    except ConfigError:
+        return None
+    return (
+        f"best: {pick.name}, {pick.why()}; '{run_dir}' stands for it ('tpdisc inspect "
+        f"{run_dir}' shows it at work), '{run_dir}:NAME' for any other"
+    )
+
+
 @user_errors
 @with_options(
     CONFIG_OPTIONS,
@@ -215,8 +233,9 @@ def evolve_cmd(
         bool,
         typer.Option(
             "--rescore/--no-rescore",
-            help=f"When the search ends, re-score its {EVOLVE_RESCORE_TOP} best protocols on "
-            "fresh seeds (the block after the search's), store the scores in the archive "
+            help=f"When the search ends, re-score the {EVOLVE_RESCORE_TOP} best protocols it "
+            "found on fresh seeds (the block after the search's), store the scores in the "
+            "archive "
             "and say whether the best stays best there: the search's best fitness is biased "
             "upwards by its selection. 'tpdisc archive --rescore N' does it for more.",
         ),
@@ -262,7 +281,10 @@ def evolve_cmd(
             rescore_and_report(run_dir, EVOLVE_RESCORE_TOP, pool, None, recipes)
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
         console.print(table(archive, limit=10))
+        best = pick_line(archive, run_dir)
     console.print(f"figure saved to {run_dir / FIGURE_NAME}")
+    if best is not None:
+        console.print(best, highlight=False, soft_wrap=True)
     if summary.stopped:
         stopped = Text.assemble(("stopped:", "bold yellow"), f" {summary.stopped}")
         err_console.print(stopped, highlight=False)
@@ -311,8 +333,9 @@ def archive_cmd(
         typer.Option(
             "--rescore",
             min=1,
-            help="First re-score the N best protocols (by the search's fitness) on fresh "
-            "seeds, as many as the search used, under the run's own simulation, and store "
+            help="First re-score the N best protocols the search found (by its fitness; its "
+            "seeded baselines are not selected, so not re-scored) on fresh seeds, as many as "
+            "the search used, under the run's own simulation, and store "
             "the scores in the archive; the table, --json ('rescored') and 'tpdisc report' "
             "show them beside the search's fitness. Protocols re-scored on the same seeds "
             "before are not simulated again.",
@@ -362,3 +385,6 @@ def archive_cmd(
             out.print(listing.show(archive, shown))
         elif export is None and plot is None:
             out.print(listing.table(archive))
+            best = pick_line(archive, run_dir)
+            if best is not None:
+                out.print(best, highlight=False, soft_wrap=True)

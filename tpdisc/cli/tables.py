@@ -54,13 +54,51 @@ def versus(evaluations: list[Evaluation], requested: str | None) -> VersusRefere
     return versus_reference(compare_all(evaluations), reference)
 
 
-def results_table(
-    evaluations: list[Evaluation], title: str, against: VersusReference | None = None
-) -> Table:
-    """The ranking; with ``against``, each protocol's difference from the reference and
-    the adjusted one-sided p that it beats it, with stars."""
+ASOCIAL = "asocial"
+
+
+def versus_asocial(
+    evaluations: list[Evaluation], against: VersusReference | None
+) -> VersusReference | None:
+    """Each protocol against asocial play, when it was evaluated and is not the reference
+    already: whether sharing beats not sharing, the reference study's first question,
+    which a table of baselines against the best one cannot say."""
+    from tpdisc.analysis.stats import versus_reference
+
+    names = [e.protocol for e in evaluations]
+    if ASOCIAL not in names or len(names) < 2:
+        return None
+    if against is not None and against.reference == ASOCIAL:
+        return None
+    return versus_reference(compare_all(evaluations), ASOCIAL)
+
+
+def _against(ev: Evaluation, versus: VersusReference) -> list[str]:
+    """The two cells of ``ev`` against ``versus``'s reference: Δ, and p with stars."""
     from tpdisc.analysis.stats import stars
 
+    if ev.protocol == versus.reference:
+        return ["reference", ""]
+    p = versus.p_adjusted[ev.protocol]
+    difference = versus.difference[ev.protocol]
+    if p != p:  # nan: too few simulations to test
+        shown = "–"
+    elif difference <= 0:  # its p that it beats the reference is ~1: say why
+        shown = "not better"
+    else:
+        shown = f"{p:.2g} {stars(p)}".strip()
+    return [f"{difference:+.2f}", shown]
+
+
+def results_table(
+    evaluations: list[Evaluation],
+    title: str,
+    against: VersusReference | None = None,
+    asocial: VersusReference | None = None,
+) -> Table:
+    """The ranking; with ``against``, each protocol's difference from the reference and
+    the adjusted one-sided p that it beats it, with stars; with ``asocial``, the same
+    against asocial play."""
     caption = None
     if against is not None:
         caption = (
@@ -69,28 +107,19 @@ def results_table(
             "pairwise.json); * p<.05 ** p<.01 *** p<.001; not better: Δ ≤ 0, nothing to test "
             "(pairwise.png says whether the reference beats it)"
         )
+        if asocial is not None:
+            caption += "; the last two columns: the same against asocial play"
     table = Table(title=title, caption=caption)
     table.add_column("protocol")
     table.add_column("final coverage (mean ± sem)", justify="right")
     table.add_column("min–max", justify="right")
-    if against is not None:
-        table.add_column(f"Δ vs {against.reference}", justify="right", no_wrap=True)
+    for versus in (v for v in (against, asocial) if v is not None):
+        table.add_column(f"Δ vs {versus.reference}", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
     for ev in sorted(evaluations, key=lambda e: -e.mean):
         row = [ev.protocol, f"{ev.mean:.2f} ± {ev.sem:.2f}", f"{min(ev.final)}–{max(ev.final)}"]
-        if against is not None:
-            if ev.protocol == against.reference:
-                row += ["reference", ""]
-            else:
-                p = against.p_adjusted[ev.protocol]
-                difference = against.difference[ev.protocol]
-                if p != p:  # nan: too few simulations to test
-                    shown = "–"
-                elif difference <= 0:  # its p that it beats the reference is ~1: say why
-                    shown = "not better"
-                else:
-                    shown = f"{p:.2g} {stars(p)}".strip()
-                row += [f"{difference:+.2f}", shown]
+        for versus in (v for v in (against, asocial) if v is not None):
+            row += _against(ev, versus)
         table.add_row(*row)
     return table
 

@@ -95,6 +95,26 @@ def install(path: str | Path) -> Path:
     return dest
 
 
+def installed() -> Path | None:
+    """The checked copy of the public file in the user cache, if one is there."""
+    cached = cache_dir() / FILE_NAME
+    try:
+        with open_regular(cached, MAX_INSTALL_BYTES) as stream:
+            digest = hashlib.sha256(stream.read()).hexdigest()
+    except FileRefused:  # none there, or not a file
+        return None
+    return cached if digest == SHA256 else None
+
+
+def fetch() -> tuple[Path, bool]:
+    """Keep the checked public file in the user cache, downloading it only when no checked
+    copy is there yet: ``(its path, whether it was downloaded now)``."""
+    present = installed()
+    if present is not None:
+        return present, False
+    return download(dest=cache_dir() / FILE_NAME), True
+
+
 def locate_recipes(path: str | Path | None = None, *, allow_download: bool = True) -> Path:
     """Find the recipe file: ``path``, then ``$TPDISC_RECIPES``, the user cache, a download."""
     if path:

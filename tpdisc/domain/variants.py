@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tpdisc.domain.recipes import RecipeGraph
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 
 VARIANTS: tuple[str, ...] = ("full", "depth-limited", "3-item", "heterogeneous", "dropout")
 # What the reference's game version reached (SPEC §1, §7): its depth-3 game had 86 elements,
@@ -28,7 +28,7 @@ class VariantSpec:
 
     def __post_init__(self) -> None:
         if self.name not in VARIANTS:
-            raise ConfigError(f"unknown variant {self.name!r}; choose from {', '.join(VARIANTS)}")
+            raise ConfigError(unknown("variant", self.name, VARIANTS))
         if self.max_depth < 1:
             raise ConfigError(f"max_depth must be at least 1, got {self.max_depth}")
         if self.dropout_target < 5:

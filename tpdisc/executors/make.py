@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 from tpdisc.executors.base import Executor
 from tpdisc.executors.process import ProcessExecutor
 from tpdisc.executors.ray import RayExecutor
@@ -21,7 +21,7 @@ def make_executor(
     (default: start a local Ray instance).
     """
     if kind not in EXECUTORS:
-        raise ConfigError(f"unknown executor {kind!r}; choose from {', '.join(EXECUTORS)}")
+        raise ConfigError(unknown("executor", kind, EXECUTORS))
     if address is not None and kind != "ray":
         raise ConfigError(f"--address {address!r} only applies to --executor ray")
     if kind == "serial":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
 
 # networkx (about 0.1 s to import) is imported where a graph is built: a command that only
@@ -413,7 +413,7 @@ class BaselineProtocol(ProtocolSpec):
 
     def __post_init__(self) -> None:
         if self.name not in BASELINES:
-            raise ConfigError(f"unknown baseline {self.name!r}; choose from {', '.join(BASELINES)}")
+            raise ConfigError(unknown("baseline", self.name, BASELINES))
 
     def open(self, n_agents: int, n_steps: int, seed: int) -> ProtocolRunner:
         cls = BASELINES[self.name]

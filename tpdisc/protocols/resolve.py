@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, did_you_mean
 from tpdisc.protocols.baselines import BASELINES, BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.protocols.loader import SourceProtocol, load_protocol_class
@@ -23,8 +23,16 @@ def resolve_protocol(text: str, *, trusted: bool = False) -> ProtocolSpec:
             # Fail now, with the file named, rather than in the middle of a run.
             load_protocol_class(spec.source, spec.origin)
         return spec
-    raise ConfigError(
-        f"unknown protocol {text!r}: not a baseline ({', '.join(BASELINES)}) nor a .py file"
+    raise ConfigError(f"unknown protocol {text!r}{suggestion(text)}")
+
+
+def suggestion(text: str) -> str:
+    """What the user may have meant by a name that is neither a baseline nor a file: the
+    file ``text.py`` when it exists, else the closest baseline; then every baseline."""
+    if Path(f"{text}.py").is_file():
+        return f" (did you mean the file {text}.py?)"
+    return (
+        f"{did_you_mean(text, BASELINES)}: not a baseline ({', '.join(BASELINES)}) nor a .py file"
     )
 
 

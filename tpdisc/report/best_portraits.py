@@ -27,6 +27,7 @@ from tpdisc.report.search_run import page_name
 from tpdisc.safefiles import make_dirs
 from tpdisc.search.archive import Archive
 from tpdisc.search.listing import labels
+from tpdisc.search.pick import run_pick
 from tpdisc.sim.config import SimConfig
 
 # Seeds simulated for a report's portrait: three games each (protocol, ablation, asocial).
@@ -87,7 +88,8 @@ def run_portraits(
     on_simulation: Callable[[str], None] | None = None,
     root: Path | None = None,
 ) -> tuple[dict[int, str], list[str]]:
-    """Portraits of a search run's ``top`` protocols (by fitness) under ``out/portraits/``:
+    """Portraits of a search run's ``top`` protocols (its pick, then by fitness) under
+    ``out/portraits/``:
     ``({protocol id: page, relative to out}, notes)``; a portrait that cannot be made
     (another recipe file than the run's, a protocol failing) is a note, not an error.
     Each portrait's folder is named as the protocol's page is. ``root``: the folder
@@ -102,6 +104,10 @@ def run_portraits(
     with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
         used = archive.meta("recipes")
         names = labels(archive.summaries())
+        try:
+            pick: int | None = run_pick(archive).protocol_id
+        except ConfigError:  # nothing valid: no portrait to draw
+            pick = None
     if used is not None and used != (graph.sha256 or f"{graph.n_elements} elements"):
         return {}, [
             "no portrait: the recipe data at hand is not this run's; pass the run's file "
@@ -111,7 +117,8 @@ def run_portraits(
         run = load_run(run_dir, graph=graph)
     except ConfigError as err:  # no config.yaml, a bad row: the report says it, if it can
         return {}, [f"no portrait: {err}"]
-    best = sorted(run.protocols, key=lambda p: (-p.fitness, p.id))[:top]
+    # The run's pick first (the report's "best protocol"), then the others by fitness.
+    best = sorted(run.protocols, key=lambda p: (p.id != pick, -p.fitness, p.id))[:top]
     pages: dict[int, str] = {}
     notes = []
     for protocol in best:

@@ -33,6 +33,7 @@ from tpdisc.safefiles import make_dirs, write_file
 from tpdisc.search.archive import Archive, Candidate, CandidateSummary, Rescore
 from tpdisc.search.listing import fresh_caption, fresh_text, labels, totals_line
 from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.search.pick import run_pick
 from tpdisc.search.plots import best_fitness_figure
 from tpdisc.search.prompts import format_fitness
 
@@ -177,25 +178,25 @@ def _index(
     notes: Sequence[str],
 ) -> str:
     stats = archive.stats()
-    best = (
-        f"{stats.best_fitness:.3f} ({stats.best_name}, on the search's own seeds)"
-        if math.isfinite(stats.best_fitness)
-        else "none scored"
-    )
     summary: list[tuple[str, object]] = [
         ("run", run_dir),
         ("totals", totals_line(archive)),
-        ("best fitness", best),
     ]
-    if rescores:
-        top = max(rescores.values(), key=lambda r: r.mean)
+    if math.isfinite(stats.best_fitness):
+        # "Best" is the run's pick, as everywhere: the best on fresh seeds where any were
+        # re-scored; the highest fitness on the search's own seeds is partly luck.
+        pick = run_pick(archive)
+        summary.append(("best protocol", f"{pick.name}: {pick.why()}"))
         summary.append(
             (
-                "best on fresh seeds",
-                f"{fresh_text(top)} ({names.get(top.protocol_id, top.protocol_id)}, "
-                f"best of the {len(rescores)} re-scored; {fresh_caption(rescores)})",
+                "highest fitness",
+                f"{stats.best_fitness:.3f} ({stats.best_name}, on the search's own seeds)",
             )
         )
+    else:
+        summary.append(("best protocol", "none scored"))
+    if rescores:
+        summary.append(("fresh seeds", fresh_caption(rescores)))
     headers = ["protocol", "iteration", "mode", "status", "fitness"]
     headers += ["fresh seeds"] if rescores else []
     headers += ["parent"]

@@ -16,6 +16,7 @@ See ``docs/security.md`` for the threat model and the layers. The public surface
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tpdisc.protocols.interface import ProtocolRunner, ProtocolSpec
@@ -112,11 +113,18 @@ def refuse_by_precheck(spec: SourceProtocol) -> None:
 
 
 def load_protocols(
-    texts: list[str], *, trusted: bool = False, sandbox: SandboxConfig | None = None
+    texts: list[str],
+    *,
+    trusted: bool = False,
+    sandbox: SandboxConfig | None = None,
+    resolved: Mapping[str, ProtocolSpec] | None = None,
 ) -> list[ProtocolSpec]:
     """Protocols by baseline name or ``.py`` file, ready to evaluate: files run in the
-    sandbox (limits ``sandbox``) unless ``trusted``, as ``tpdisc evaluate`` runs them."""
+    sandbox (limits ``sandbox``) unless ``trusted``, as ``tpdisc evaluate`` runs them.
+    ``resolved``: texts already turned into protocols by a layer above (a search's
+    protocols named ``RUN_DIR:NAME``, :func:`tpdisc.search.pick.run_references`)."""
     from tpdisc.protocols.resolve import resolve_protocol
 
-    specs = [resolve_protocol(text, trusted=trusted) for text in texts]
+    known = resolved or {}
+    specs = [known.get(text) or resolve_protocol(text, trusted=trusted) for text in texts]
     return sandbox_untrusted(specs, sandbox or SandboxConfig())

@@ -455,22 +455,46 @@ def _groups_sentence(g: Genome) -> str:
     return f"Agents form groups of {g.group_size}{regroup}"
 
 
-def describe(g: Genome) -> str:
-    """What the rendered protocol does, in plain words."""
-    schedule = SCHEDULES[g.schedule]
-    weights = g.weight_map
-    if weights:
-        liked = [FEATURES[f].description for f, w in weights.items() if w > 0]
-        disliked = [FEATURES[f].description for f, w in weights.items() if w < 0]
-        what = "favouring " + (", ".join(liked) if liked else "nothing in particular")
-        if disliked:
-            what += " and avoiding " + ", ".join(disliked)
+def _what_is_sent(g: Genome) -> str:
+    """What the filters let through, by kind: ": successes whose result ..., and failures
+    of pairs ..." ("" without filters: any memory may go)."""
+    if not g.filters:
+        return ""
+    rules = [FILTERS[f] for f in g.filters]
+
+    def conditions(kind: str) -> list[str]:
+        return [expand(r.condition, g) for r in rules if r.applies == kind and r.condition]
+
+    successes = conditions("successes")
+    if "successes" in g.filters:
+        sent = " ".join(["only successes", " and ".join(successes)]).strip() + ", no failures"
     else:
-        what = "chosen at random"
+        sent = "successes " + " and ".join(successes) if successes else "any success"
+        failures = conditions("failures")
+        sent += ", and " + ("failures " + " and ".join(failures) if failures else "any failure")
+    both = conditions("memories")
+    if both:
+        sent += ", only memories " + " and ".join(both)
+    return f": {sent};"
+
+
+def _preferences(g: Genome) -> str:
+    """How the memories that may go are ordered: the features by weight, largest first."""
+    weights = sorted(g.weight_map.items(), key=lambda item: -abs(item[1]))
+    liked = [f"{FEATURES[f].description} (weight {w:g})" for f, w in weights if w > 0]
+    disliked = [f"{FEATURES[f].description} (weight {w:g})" for f, w in weights if w < 0]
+    if not liked and not disliked:
+        return "chosen at random"
+    text = "favouring " + (", then ".join(liked) if liked else "nothing in particular")
+    return text + (" and avoiding " + ", then ".join(disliked) if disliked else "")
+
+
+def describe(g: Genome) -> str:
+    """What the rendered protocol does, in plain words: who hears whom, what may be sent
+    (by kind), in which order it is preferred, how much and when."""
+    schedule = SCHEDULES[g.schedule]
+    sent = _what_is_sent(g)
     passing = ""
-    if g.filters:
-        rules = "; ".join(_filter_text(f, g) for f in g.filters)
-        passing = f" Only these are sent (a rule on successes lets failures through): {rules}."
     chance = f", each recipient with probability {g.p_share:g}" if g.p_share < 1 else ""
     caps = [
         f"at most {share:.0%} {kind}"
@@ -483,8 +507,8 @@ def describe(g: Genome) -> str:
         passing += f" {_groups_sentence(g)}, for the rules about group mates."
     return (
         f"{expand(ROUTES[g.route].describe, g)}. Each recipient gets up to {g.n_memories} "
-        f"memories from their last {g.horizon} attempts, {what}.{passing} "
-        f"Sharing happens {expand(schedule.when or schedule.summary, g)}{chance}."
+        f"memories from their last {g.horizon} attempts{sent or ','} {_preferences(g)}."
+        f"{passing} Sharing happens {expand(schedule.when or schedule.summary, g)}{chance}."
     )
 
 

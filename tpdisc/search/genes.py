@@ -139,13 +139,25 @@ class Filter:
     through and the other way round, so that rules on both kinds combine."""
 
     name: str
-    description: Snippet  # "only ..." in descriptions and comments
+    # Which memories the rule is about: "successes", "failures" or "memories" (both); a
+    # rule on one kind lets the other through.
+    applies: str
+    condition: Snippet  # what a memory of that kind must be: "whose result ..."
     # ``candidate`` rules narrow the candidates for every recipient (``keep &= ...``),
     # ``recipient`` rules rule candidates out for some (``blocked |= ...``)
     per: str
     code: str
     reads: tuple[str, ...] = ()
     genes: tuple[str, ...] = ()
+
+    @property
+    def description(self) -> Snippet:
+        """The rule as a noun phrase, "successes whose result ...": "only ..." in comments
+        and notes."""
+        condition = self.condition
+        if callable(condition):
+            return lambda genome: f"{self.applies} {condition(genome)}".strip()
+        return f"{self.applies} {condition}".strip()
 
 
 @dataclass(frozen=True)
@@ -435,20 +447,17 @@ FEATURES: dict[str, Feature] = _by_name(
 )
 
 
-def _rare_description(g: Genome) -> str:
-    return f"successes whose result fewer than {g.rare_below:.0%} of the agents own"
+def _rare_condition(g: Genome) -> str:
+    return f"whose result fewer than {g.rare_below:.0%} of the agents own"
 
 
 FILTERS: dict[str, Filter] = _by_name(
-    Filter(
-        "successes",
-        description="successes",
-        per="candidate",
-        code="keep &= result > 0",
-    ),
+    # Successes only: no rule beyond the kind, and every failure held back.
+    Filter("successes", "successes", "", per="candidate", code="keep &= result > 0"),
     Filter(
         "rare",
-        description=_rare_description,
+        "successes",
+        _rare_condition,
         per="candidate",
         code="keep &= (result == 0) | (holders[result] < $rare_below * self.n_agents)",
         reads=("holders",),
@@ -456,42 +465,48 @@ FILTERS: dict[str, Filter] = _by_name(
     ),
     Filter(
         "lacking",
-        description="successes whose result the recipient lacks",
+        "successes",
+        "whose result the recipient lacks",
         per="recipient",
         code="blocked |= success & has_result",
         reads=("success", "has_result"),
     ),
     Filter(
         "owns_ingredient",
-        description="successes the recipient owns an ingredient of",
+        "successes",
+        "the recipient owns an ingredient of",
         per="recipient",
         code="blocked |= success & ~(has_first | has_second)",
         reads=("success", "has_first", "has_second"),
     ),
     Filter(
         "group_lacks",
-        description="successes whose result nobody in the recipient's group owns",
+        "successes",
+        "whose result nobody in the recipient's group owns",
         per="recipient",
         code="blocked |= success & group_has",
         reads=("success", "group_has"),
     ),
     Filter(
         "unsent",
-        description="successes whose result was never sent to the recipient",
+        "successes",
+        "whose result was never sent to the recipient",
         per="recipient",
         code="blocked |= success & ~unsent",
         reads=("success", "unsent"),
     ),
     Filter(
         "repeatable",
-        description="failures of pairs the recipient owns both ingredients of",
+        "failures",
+        "of pairs the recipient owns both ingredients of",
         per="recipient",
         code="blocked |= ~success & ~(has_first & has_second)",
         reads=("success", "has_first", "has_second"),
     ),
     Filter(
         "untried",
-        description="pairs the recipient never tried",
+        "memories",
+        "of pairs the recipient never tried",
         per="recipient",
         code="blocked |= ~untried",
         reads=("untried",),

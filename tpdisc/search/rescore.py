@@ -16,11 +16,11 @@ from tpdisc.domain.data import default_graph
 from tpdisc.domain.variants import make_domain
 from tpdisc.errors import ConfigError, ProtocolError
 from tpdisc.executors.base import Executor
-from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.protocols.interface import ProtocolSpec
 from tpdisc.search.archive import Archive, Candidate, Rescore
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.search.pick import found
 from tpdisc.search.validation import CandidateEvaluator
 from tpdisc.sim.evaluate import evaluate
 
@@ -79,10 +79,8 @@ class RescoreResult:
 
 
 def protocol_spec(config: SearchConfig, candidate: Candidate) -> ProtocolSpec:
-    """The protocol as the search ran it: baselines in-process, code sandboxed (unless
-    the run was made with ``sandboxed: false``)."""
-    if candidate.mode == "seed":
-        return BaselineProtocol(candidate.name)
+    """The protocol as the search ran it: its code sandboxed (unless the run was made with
+    ``sandboxed: false``)."""
     if candidate.code is None:
         raise ConfigError(f"protocol {candidate.name} has no code")
     return CandidateEvaluator.source_spec(config, candidate.name, candidate.code)
@@ -98,8 +96,9 @@ def rescore(
     on_start: Callable[[int], None] | None = None,
     on_simulation: Callable[[str], None] | None = None,
 ) -> RescoreResult:
-    """Re-evaluate the ``top`` protocols of the run in ``run_dir`` (by the search's
-    fitness) on fresh seeds, under the run's own simulation, and store the results.
+    """Re-evaluate the ``top`` protocols the run in ``run_dir`` found (by the search's
+    fitness; its seeded baselines are not selected, so not re-scored) on fresh seeds, under
+    the run's own simulation, and store the results.
 
     Protocols stored already on the same seeds are not simulated again. ``on_start`` gets
     the number of simulations to run, ``on_simulation`` a protocol name after each.
@@ -107,7 +106,7 @@ def rescore(
     config = SearchConfig.load(Path(run_dir) / CONFIG_FILE)
     seeds = fresh_seeds(config, first_seed)
     with Archive(Path(run_dir) / Archive.FILE_NAME) as archive:
-        ids = [c.id for c in archive.summaries(valid_only=True, order="fitness", limit=top)]
+        ids = [c.id for c in found(archive)[:top]]
         result = RescoreResult(seeds, archive.get_many(ids))
         stored = archive.rescores()
         todo = []

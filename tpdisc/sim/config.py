@@ -12,7 +12,7 @@ from tpdisc.agents.empowerment.model import overridden
 from tpdisc.agents.population import AGENT_TYPES, Population, parse_population, population_size
 from tpdisc.config_tree import decode, encode_fields, merged, section, with_value
 from tpdisc.domain.variants import VariantSpec
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.sandbox.config import SandboxConfig
 
@@ -45,9 +45,7 @@ class SimConfig:
         if self.population is not None:
             object.__setattr__(self, "n_agents", population_size(self.population))
         elif self.agent_type not in AGENT_TYPES:
-            raise ConfigError(
-                f"unknown agent type {self.agent_type!r}; choose from {', '.join(AGENT_TYPES)}"
-            )
+            raise ConfigError(unknown("agent type", self.agent_type, AGENT_TYPES))
         if self.n_agents < 1:
             raise ConfigError(f"n_agents must be at least 1, got {self.n_agents}")
         if self.n_steps < 1:
@@ -96,7 +94,7 @@ class ExecutorConfig:
         from tpdisc.executors.make import EXECUTORS
 
         if self.kind not in EXECUTORS:
-            raise ConfigError(f"unknown executor {self.kind!r}; choose from {', '.join(EXECUTORS)}")
+            raise ConfigError(unknown("executor", self.kind, EXECUTORS))
         if self.workers is not None and self.workers < 1:
             raise ConfigError(f"workers must be at least 1, got {self.workers}")
         if self.address is not None and self.kind != "ray":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,13 +78,18 @@ class PreparedEvaluation:
 
 
 def prepare_evaluation(
-    config: EvaluationConfig, domain: Domain | None = None
+    config: EvaluationConfig,
+    domain: Domain | None = None,
+    resolved: Mapping[str, ProtocolSpec] | None = None,
 ) -> PreparedEvaluation:
     """Load ``config``'s protocols (files sandboxed unless ``config.trusted``) and build its
-    agents' models; ``domain`` defaults to the config's recipes and variant."""
+    agents' models; ``domain`` defaults to the config's recipes and variant. ``resolved``:
+    protocols a layer above found for some of the texts (a search's, by run)."""
     if domain is None:
         domain = make_domain(default_graph(config.recipes), config.sim.variant)
-    specs = load_protocols(list(config.protocols), trusted=config.trusted, sandbox=config.sandbox)
+    specs = load_protocols(
+        list(config.protocols), trusted=config.trusted, sandbox=config.sandbox, resolved=resolved
+    )
     prepare_simulation(domain, config.sim)
     return PreparedEvaluation(config, domain, tuple(specs), tuple(unique_names(specs)))
 

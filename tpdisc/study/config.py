@@ -16,7 +16,7 @@ from tpdisc.analysis.ablation import COMPARE_SEEDS
 from tpdisc.analysis.embeddings import BACKENDS
 from tpdisc.analysis.generalize import resolve_baselines, select_settings
 from tpdisc.config_tree import decode, encode_fields, flatten, read_yaml, with_value
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 from tpdisc.search.config import SearchConfig
 from tpdisc.sim.config import ExecutorConfig
 
@@ -195,7 +195,7 @@ def preset_names() -> list[str]:
 def preset_data(name: str) -> dict[str, Any]:
     """The settings of a shipped preset, as written in its file."""
     if name not in preset_names():
-        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(preset_names())}")
+        raise ConfigError(unknown("preset", name, preset_names()))
     path = resources.files("tpdisc.study") / "presets" / f"{name}.yaml"
     with resources.as_file(path) as file:
         return read_yaml(file)

@@ -1,5 +1,7 @@
 """The first screen of a study's report: what a reader came for, each finding linking to
-the section that holds its details (and the best protocols to their portraits).
+the section that holds its details (and the best protocols to their portraits), and the
+reference study's figure beside each (:mod:`tpdisc.analysis.published`), so that a report
+read alone answers "does this match the paper?".
 
 - the best protocols against the best standard baseline: final coverage at the search's
   horizon, the gain, the BH-adjusted one-sided Welch p of the performance section;
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from tpdisc.analysis import published
 from tpdisc.report.markup import (
     DASH,
     Markup,
@@ -51,10 +54,13 @@ def best_against_baselines(view: View, portraits: Mapping[str, str]) -> Markup:
     comparison = best.get("pairwise", {})
     names = comparison.get("names", [])
     rows = []
+    percents = []
     for entry in best["protocols"]:
         gain = _mean(entry["final_horizon"]) - _mean(top["final_horizon"])
         base = _mean(top["final_horizon"])
         percent = 100 * gain / base if base else None
+        if percent is not None:
+            percents.append(percent)
         p = None
         if entry["name"] in names and top["name"] in names:
             i, j = names.index(entry["name"]), names.index(top["name"])
@@ -80,12 +86,22 @@ def best_against_baselines(view: View, portraits: Mapping[str, str]) -> Markup:
     return (
         title.format(top["name"], of_values(top["final_horizon"]), _more("performance"))
         + table(headers, rows, labels=1)
+        + reference_line(
+            f"mean gain here {num(_mean(percents), 1)} %",
+            f"every evolved protocol above every baseline, "
+            f"+{published.BEST_GAIN_PERCENT:g} % over the best on average",
+        )
         + note(
             f"Final coverage at the search's horizon ({baselines['horizon']} steps), mean ± "
             "sem over the simulations; p: that the protocol beats the baseline. A portrait "
             "shows who sent what to whom over a game, and the agents' inventories."
         )
     )
+
+
+def reference_line(here: str, reference: str) -> Markup:
+    """A finding's figure beside the reference study's."""
+    return Markup(f'<p class="reference">{escape(f"{here}; the reference: {reference}.")}</p>')
 
 
 def ablation_drop(view: View) -> Markup:
@@ -102,7 +118,14 @@ def ablation_drop(view: View) -> Markup:
         f"{num(abs(delta) if delta is not None and delta < 0 else delta)} ± "
         f"{num(s['delta_sem'])} (paired t-test p = {starred(s['p'])})."
     )
-    return Markup(f"<h3>What content adds {_more('ablation')}</h3><p>{escape(text)}</p>")
+    before, after = published.ABLATION_TOP
+    reference = reference_line(
+        f"here {num(delta)}",
+        f"{published.ABLATION_TOP_DELTA:+g} ({before:g} → {after:g}), back to asocial play",
+    )
+    return (
+        Markup(f"<h3>What content adds {_more('ablation')}</h3><p>{escape(text)}</p>") + reference
+    )
 
 
 def strongest_features(view: View) -> Markup:
@@ -114,6 +137,11 @@ def strongest_features(view: View) -> Markup:
     items = [
         f"{r['name']} ({r['group']}): ρ = {num(r['rho'])}, q = {pval(r.get('q'))} "
         f"{r.get('stars', '')}".rstrip()
+        + (
+            ""
+            if r.get("reference_rho") is None
+            else f"; the reference: ρ = {num(r['reference_rho'])}"
+        )
         for r in rows[:STRONGEST]
     ]
     return (
@@ -138,7 +166,21 @@ def generalization_summary(view: View) -> Markup:
         f"The evolved protocols beat the best baseline in {len(better)} of {len(settings)} "
         f"settings ({len(significant)} at p < .05); mean gain {num(_mean(gains), 1)} %."
     )
-    return Markup(f"<h3>Generalization {_more('generalization')}</h3><p>{escape(text)}</p>")
+    low, high = published.GENERALIZATION_GAINS
+    reference = reference_line(
+        f"gains here {_range(gains)}",
+        f"+{low:g} … +{high:g} % over the best baseline, in every setting",
+    )
+    return (
+        Markup(f"<h3>Generalization {_more('generalization')}</h3><p>{escape(text)}</p>")
+        + reference
+    )
+
+
+def _range(percents: Sequence[float]) -> str:
+    if not percents:
+        return "none"
+    return f"{min(percents):+.0f} … {max(percents):+.0f} %"
 
 
 def findings(view: View, portraits: Mapping[str, str]) -> Markup:

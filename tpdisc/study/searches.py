@@ -25,6 +25,7 @@ from tpdisc.errors import ConfigError
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import Event, open_run_dir
+from tpdisc.search.pick import Pick, run_pick
 from tpdisc.search.run import evolve
 from tpdisc.sim.evaluate import prepare_simulation
 from tpdisc.study.context import SearchDisplay, StudyContext
@@ -138,9 +139,12 @@ def _summary(ctx: StudyContext, ref: RunRef) -> dict[str, Any]:
     with Archive(ref.path / Archive.FILE_NAME, readonly=True) as archive:
         rows = archive.summaries(valid_only=True)
         last = archive.last_iteration()
+        try:  # the run's best, as everywhere (tpdisc.search.pick)
+            pick: Pick | None = run_pick(archive)
+        except ConfigError:  # nothing valid of its own yet
+            pick = None
     valid = [c for c in rows if c.mode != "seed"]
     seeds = [c for c in rows if c.mode == "seed"]
-    top = max(valid, key=lambda c: c.fitness, default=None)
     iterations, best = _best_so_far(valid, last)
     return {
         "label": ref.label,
@@ -150,7 +154,9 @@ def _summary(ctx: StudyContext, ref: RunRef) -> dict[str, Any]:
         "best_so_far": best,
         "valid_protocols": len(valid),
         "best_baseline": max((c.fitness for c in seeds), default=None),
-        "best": None if top is None else {"id": top.id, "name": top.name, "fitness": top.fitness},
+        "best": None
+        if pick is None
+        else {"id": pick.protocol_id, "name": pick.name, "fitness": pick.fitness},
     }
 
 

@@ -96,9 +96,10 @@ def baselines_stage(ctx: StudyContext) -> dict[str, Any]:
 
 
 def best_stage(ctx: StudyContext) -> dict[str, Any]:
-    """Each run's best protocol (archive fitness) over the long horizon; its code is kept
-    as ``best/LABEL.py``. Also the performance figures: coverage curves of the baselines
-    and the best protocols, and their pairwise comparison at the search's horizon."""
+    """Each run's best protocol (its pick, :mod:`tpdisc.search.pick`) over the long horizon;
+    its code is kept as ``best/LABEL.py``. Also the performance figures: coverage curves of
+    the baselines and the best protocols, and their pairwise comparison at the search's
+    horizon."""
     config = ctx.config
     sim = replace(config.search.sim, n_steps=config.horizon_long)
     domain = make_domain(ctx.graph, sim.variant)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from tpdisc.config_tree import decode, encode_fields, merged
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 
 RECEIVED = ("item", "prior", "zero")
 OWNED = ("zero", "renormalise", "ignore")
@@ -258,7 +258,7 @@ DEFAULT_MODEL = "calibrated-text"
 
 def named_model(name: str) -> EmpowermentModel:
     if name not in MODELS:
-        raise ConfigError(f"unknown empowerment model {name!r}; choose from {', '.join(MODELS)}")
+        raise ConfigError(unknown("empowerment model", name, MODELS))
     return replace(EmpowermentModel(), name=name, **MODELS[name])
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tpdisc.errors import ConfigError
+from tpdisc.errors import ConfigError, unknown
 
 
 class VectorBackend(ABC):
@@ -156,4 +156,4 @@ def backend_from_spec(spec: str) -> VectorBackend:
         return FastTextBackend(arg, spec=spec)
     if name == "minilm" and not arg:
         return MiniLMBackend()
-    raise ConfigError(f"unknown prior backend {spec!r}; choose from {', '.join(BACKENDS)}")
+    raise ConfigError(unknown("prior backend", spec, BACKENDS))
