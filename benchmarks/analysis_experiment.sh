@@ -5,14 +5,14 @@
 #        bash benchmarks/analysis_experiment.sh [OUT]
 # (68 min on 2 cores shared with other jobs, load 4-6; an empty cache by default, so the
 # prior is built first; rerunning resumes). MODEL: the agents' --empowerment-model
-# (default: calibrated-step, the model of the figures in docs/analysis.md; MODEL=calibrated
-# and MODEL=previous give the earlier runs it quotes). SEEDS: the searches' proposer
+# (default: calibrated-text, the default model, that of the figures in docs/analysis.md;
+# MODEL=calibrated-step, calibrated and previous give the earlier runs it quotes). SEEDS: the searches' proposer
 # seeds, one search each; five others (say "5 6 7 8 9") draw another 300 protocols, an
 # independent repeat of the experiment.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/analysis}
-MODEL=${MODEL:-calibrated-step}
+MODEL=${MODEL:-calibrated-text}
 read -r -a SEED_LIST <<< "${SEEDS:-0 1 2 3 4}"
 export TPDISC_CACHE=${TPDISC_CACHE:-$(mktemp -d)}
 mkdir -p "$OUT/runs"
