@@ -459,11 +459,23 @@ def judge(paths: list[Path]) -> None:
         print(f"{run['setting']} (prior seed {run['prior_seed']}): met {''.join(met) or 'none'}")
 
 
+def reference_rows(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The results by the name anchors use (``baseline_paired.py``'s as ``paired``); the
+    reference's baseline files stand for the standard baselines where both were run."""
+    rows: dict[str, dict[str, Any]] = {}
+    for row in data["results"]:
+        name = str(row["protocol"])
+        short = name.removeprefix("baseline_")
+        if short not in rows or name.startswith("baseline_"):
+            rows[short] = row
+    return rows
+
+
 def accounted(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
     """A results file's label and, per protocol, its coverage, gain over asocial play and,
     per way, attempts, new elements for the group and contribution to the gain."""
     data = json.loads(path.read_text())
-    rows = {str(r["protocol"]).removeprefix("baseline_"): r for r in data["results"]}
+    rows = reference_rows(data)
     n_agents = int(data["evaluation"]["sim"]["n_agents"])
     rate = asocial_rate(rows["asocial"]["curve_mean"], n_agents)
     out: dict[str, dict[str, Any]] = {}
@@ -523,10 +535,10 @@ def account(paths: list[Path]) -> None:
 def evaluated_run(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text())
     params = data["config"]["params"]
-    results: dict[str, Any] = {}
-    for row in data["results"]:
-        name = str(row["protocol"]).removeprefix("baseline_")
-        results[name] = {"mean": row["mean"], "final": row["final"]}
+    results = {
+        name: {"mean": row["mean"], "final": row["final"]}
+        for name, row in reference_rows(data).items()
+    }
     evolved = sorted(n for n in results if n.startswith("evolved") and "(ablated)" not in n)
     ablated = all(f"{n} (ablated)" in results for n in evolved)
     kind = data["config"]["agent_type"]

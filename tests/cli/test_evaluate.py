@@ -423,6 +423,14 @@ def test_alone_evaluates_only_the_protocols_given(recipes: Path) -> None:
         "state_aware",
         "paired",
     ]  # a baseline named: the protocols as given
+    # several files are a comparison already (the reference's files with its own baselines)
+    other = EXAMPLE.with_name("rarity_first.py")
+    both = evaluate(EXAMPLE, other, *FAST, "--recipes", recipes, "--trusted", "--json")
+    assert [r["protocol"] for r in json.loads(both.stdout)["results"]] == [
+        "state_aware",
+        "rarity_first",
+    ]
+    assert "standard baselines" not in both.stderr
 
 
 def test_every_protocol_is_also_tested_against_asocial_play(recipes: Path) -> None:

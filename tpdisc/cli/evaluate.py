@@ -123,9 +123,9 @@ AloneOpt = Annotated[
     bool,
     typer.Option(
         "--alone",
-        help="Evaluate only the protocols given. Without it, protocols given without any "
-        "baseline among them are compared with the five standard baselines "
-        f"({', '.join(STANDARD_BASELINES)}).",
+        help="Evaluate only the protocol given. Without it, a single protocol that is not a "
+        "baseline is compared with the five standard baselines "
+        f"({', '.join(STANDARD_BASELINES)}); several protocols are evaluated as given.",
     ),
 ]
 EVALUATION_OPTIONS: tuple[Opt, ...] = (
@@ -246,9 +246,10 @@ def keep_earlier_results(out: Path) -> None:
 def evaluation_config(
     protocols: list[str] | None, options: Options, alone: bool = False
 ) -> EvaluationConfig:
-    """The config of the options, with the protocols named as arguments (if any): beside
-    the standard baselines when none of them is a baseline, unless ``alone`` (a table of
-    one protocol has nothing to compare it with)."""
+    """The config of the options, with the protocols named as arguments (if any): a single
+    protocol that is not a baseline beside the standard baselines, unless ``alone`` (a
+    table of one protocol has nothing to compare it with; several protocols are a
+    comparison already, say the reference's files with its own baseline files)."""
     if protocols and baselines_added(protocols, alone):
         protocols = [*protocols, *(b for b in STANDARD_BASELINES if b not in protocols)]
     return options.config(EvaluationConfig, {"protocols": protocols} if protocols else {})
@@ -256,9 +257,9 @@ def evaluation_config(
 
 def baselines_added(protocols: list[str] | None, alone: bool) -> bool:
     """Whether :func:`evaluation_config` added the standard baselines to ``protocols``."""
-    if not protocols or alone:
+    if not protocols or alone or len(protocols) > 1:
         return False
-    return not any(name in BASELINES for name in protocols)
+    return protocols[0] not in BASELINES
 
 
 def run(
