@@ -39,7 +39,10 @@ class AgentClock:
 
     METHODS = ("choose", "observe_own", "observe_received")
 
-    def __init__(self) -> None:
+    def __init__(self, timer: Callable[[], float] = time.perf_counter) -> None:
+        # perf_counter: wall time, as a quiet machine sees it; thread_time: this thread's
+        # CPU only, which other jobs on the machine do not inflate.
+        self.timer = timer
         self.seconds = {m: 0.0 for m in self.METHODS}
         self.calls = {m: 0 for m in self.METHODS}
         self.saved: dict[tuple[type, str], Callable[..., Any] | None] = {}
@@ -61,11 +64,11 @@ class AgentClock:
                 _original: Callable[..., Any] = original,
                 _name: str = name,
             ) -> Any:
-                t0 = time.perf_counter()
+                t0 = self.timer()
                 try:
                     return _original(agent, *args)
                 finally:
-                    self.seconds[_name] += time.perf_counter() - t0
+                    self.seconds[_name] += self.timer() - t0
                     self.calls[_name] += 1
 
             setattr(cls, name, timed_call)
