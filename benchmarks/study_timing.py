@@ -2,9 +2,11 @@
 
     python benchmarks/study_timing.py STUDY_DIR [--runs 5] [--iterations 200]
 
-Reads the study's own record (``study.sqlite``'s events: each stage's start and finish, and
-the simulations it ran) and prints a markdown table: wall time, simulations and wall time
-per simulation of each stage, then the same study extrapolated to ``--runs`` evolution and
+Reads the study's own record (``study.sqlite``'s events: each stage's start and finish, the
+simulations it ran and those it took from the searches' records instead) and prints a
+markdown table: wall time, simulations (and, beside them, the originals the search's
+records gave) and wall time per simulation of each stage, then the same study
+extrapolated to ``--runs`` evolution and
 as many generation-only runs of ``--iterations`` iterations each (default: the measured
 study's own sizes). Each stage is scaled by what its work grows with:
 
@@ -73,23 +75,24 @@ def main() -> None:
         f"Measured: {config.runs} + {config.runs} runs × {config.search.iterations} "
         f"iterations; extrapolated to {runs} + {runs} runs × {iterations} iterations.\n"
     )
-    print("| stage | wall | simulations | per simulation | × | extrapolated |")
-    print("|---|---|---|---|---|---|")
+    print("| stage | wall | simulations | from records | per simulation | × | extrapolated |")
+    print("|---|---|---|---|---|---|---|")
     total = measured = 0.0
     for stage in STAGE_NAMES:
         t = timings.get(stage)
         if t is None:
-            print(f"| {stage} | not finished | | | | |")
+            print(f"| {stage} | not finished | | | | | |")
             continue
         factor = scale(stage, config, runs, iterations)
         per = f"{1000 * t.seconds / t.simulations:.0f} ms" if t.simulations else "–"
+        recorded = f"{t.recorded:,}" if t.recorded else "–"
         print(
-            f"| {stage} | {minutes(t.seconds)} | {t.simulations:,} | {per} | {factor:.3g} "
-            f"| {minutes(t.seconds * factor)} |"
+            f"| {stage} | {minutes(t.seconds)} | {t.simulations:,} | {recorded} | {per} "
+            f"| {factor:.3g} | {minutes(t.seconds * factor)} |"
         )
         measured += t.seconds
         total += t.seconds * factor
-    print(f"| **all** | **{minutes(measured)}** | | | | **{minutes(total)}** |")
+    print(f"| **all** | **{minutes(measured)}** | | | | | **{minutes(total)}** |")
 
 
 if __name__ == "__main__":

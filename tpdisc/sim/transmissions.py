@@ -46,7 +46,6 @@ from itertools import chain
 import numpy as np
 
 from tpdisc.sim.log import AttemptHistory, TransmissionLog
-from tpdisc.sim.mechanism import jaccard_distance
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,15 +120,15 @@ def acquisition_steps(history: AttemptHistory, attempts: np.ndarray | None = Non
     ``e`` after step ``t``'s attempts exactly when the entry is ``<= t``."""
     if attempts is None:
         attempts = attempts_array(history)
-    n_steps = history.n_steps
-    out = np.full((history.n_agents, history.n_elements), n_steps, dtype=np.int64)
+    n_agents, n_steps, n_elements = history.n_agents, history.n_steps, history.n_elements
+    out = np.full((n_agents, n_elements), n_steps, dtype=np.int64)
+    results = attempts[:, :, 2]
+    agent, step = np.nonzero(results >= 0)  # agent by agent, each in step order
+    if agent.size:
+        # an element entered an inventory at the first success that made it
+        owned, first = np.unique(agent * n_elements + results[agent, step], return_index=True)
+        out.reshape(-1)[owned] = step[first]
     for i, start in enumerate(history.starts):
-        results = attempts[i, :, 2]
-        made = np.flatnonzero(results >= 0)
-        if made.size:
-            # the first success with a result is when it entered the inventory
-            elements, first = np.unique(results[made], return_index=True)
-            out[i, elements] = made[first]
         out[i, list(start)] = -1
     return out
 
@@ -185,7 +184,12 @@ def _recipe_ids(events: Events, n_elements: int) -> tuple[np.ndarray, int]:
     return ids.reshape(-1), int(distinct.size)
 
 
-def personalization_groups(events: Events, n_elements: int, n_agents: int) -> np.ndarray:
+def personalization_groups(
+    events: Events,
+    n_elements: int,
+    n_agents: int,
+    recipes: tuple[np.ndarray, int] | None = None,
+) -> np.ndarray:
     """Per (teacher, step) with at least two learners, the mean pairwise Jaccard distance
     between the sets of recipes the teacher sent each learner.
 
@@ -196,7 +200,7 @@ def personalization_groups(events: Events, n_elements: int, n_agents: int) -> np
     if not len(events):
         return np.zeros(0)
     n = max(n_agents, 1)
-    recipe, k = _recipe_ids(events, n_elements)
+    recipe, k = recipes or _recipe_ids(events, n_elements)
     sender = events.step * n + events.teacher  # one id per (step, teacher)
     rows = np.unique((sender * n + events.learner) * k + recipe)
     sender_learner, recipe = rows // k, rows % k
@@ -224,12 +228,17 @@ def personalization_groups(events: Events, n_elements: int, n_agents: int) -> np
     return 1.0 - total[several] / n_pairs
 
 
-def exclusive_groups(events: Events, n_elements: int, n_agents: int) -> np.ndarray:
+def exclusive_groups(
+    events: Events,
+    n_elements: int,
+    n_agents: int,
+    recipes: tuple[np.ndarray, int] | None = None,
+) -> np.ndarray:
     """Per (recipe, step), 1 / the number of distinct learners that received it."""
     if not len(events):
         return np.zeros(0)
     n = max(n_agents, 1)
-    recipe, k = _recipe_ids(events, n_elements)
+    recipe, k = recipes or _recipe_ids(events, n_elements)
     distinct = np.unique((events.step * k + recipe) * n + events.learner)
     _, learners = np.unique(distinct // n, return_counts=True)
     return 1.0 / learners
@@ -237,28 +246,41 @@ def exclusive_groups(events: Events, n_elements: int, n_agents: int) -> np.ndarr
 
 def synergy_at(acquired: np.ndarray, step: int) -> float | None:
     """Mean pairwise Jaccard distance between inventories after ``step``, start elements
-    left out; None with fewer than two agents or a step outside the game."""
-    if step < 0:
+    left out; None with fewer than two agents or a step outside the game. (The numbers of
+    :func:`tpdisc.sim.mechanism.jaccard_distance`, pair by pair and added in its order,
+    without a set per agent.)"""
+    n = acquired.shape[0]
+    if step < 0 or n < 2:
         return None
-    return jaccard_distance([set(np.flatnonzero((row >= 0) & (row <= step))) for row in acquired])
+    owned = ((acquired >= 0) & (acquired <= step)).astype(np.int64)
+    inter = owned @ owned.T
+    sizes = owned.sum(axis=1)
+    first, second = np.triu_indices(n, 1)
+    union = sizes[first] + sizes[second] - inter[first, second]
+    total = 0.0
+    for a, b in zip(inter[first, second].tolist(), union.tolist(), strict=True):
+        if b:  # two empty sets are the same set: distance 0
+            total += 1.0 - a / b
+    return total / first.size
 
 
 def burst_ratios(events: Events, attempts: np.ndarray, acquired: np.ndarray) -> np.ndarray:
     """Per agent: mean outgoing events on steps it gained an element ÷ mean on other
     steps; only the defined ratios (both kinds of step present, a non-zero denominator)."""
     n_agents, n_steps = attempts.shape[:2]
-    steps = np.arange(n_steps)
-    ratios = []
-    for agent in range(n_agents):
-        results = attempts[agent, :, 2]
-        gained = (results >= 0) & (acquired[agent, np.maximum(results, 0)] == steps)
-        sent = np.bincount(events.step[events.teacher == agent], minlength=n_steps)
-        if gained.all() or not gained.any():
-            continue
-        other = sent[~gained].mean()
-        if other > 0:
-            ratios.append(sent[gained].mean() / other)
-    return np.asarray(ratios, dtype=float)
+    results = attempts[:, :, 2]
+    made = acquired[np.arange(n_agents)[:, None], np.maximum(results, 0)]
+    gained = (results >= 0) & (made == np.arange(n_steps)[None, :])
+    sent = np.bincount(
+        events.teacher * n_steps + events.step, minlength=n_agents * n_steps
+    ).reshape(n_agents, n_steps)
+    n_gained = gained.sum(axis=1)
+    n_other = n_steps - n_gained
+    both = (n_gained > 0) & (n_other > 0)
+    # means of whole numbers: their sums are exact, as np.mean's of the same numbers
+    on_gained = np.where(gained, sent, 0).sum(axis=1)[both] / n_gained[both]
+    other = np.where(gained, 0, sent).sum(axis=1)[both] / n_other[both]
+    return (on_gained[other > 0] / other[other > 0]).astype(float)
 
 
 @dataclass(frozen=True)
@@ -341,8 +363,9 @@ def tally(sent: Deliveries, history: AttemptHistory) -> Tally:
     recency = ev.recency
     everything = np.ones(len(ev), dtype=bool)
     early, late = ev.window == 0, ev.window == 2
-    personal = personalization_groups(ev, n_elements, n_agents)
-    exclusive = exclusive_groups(ev, n_elements, n_agents)
+    recipes = _recipe_ids(ev, n_elements) if len(ev) else None
+    personal = personalization_groups(ev, n_elements, n_agents, recipes)
+    exclusive = exclusive_groups(ev, n_elements, n_agents, recipes)
     burst = burst_ratios(ev, attempts, acquired)
     has_0, has_1, has_2 = _by_k(everything, ev.has)
     actionable_0, actionable_1, actionable_2 = _by_k(ev.lacks_result, ev.has)
