@@ -135,12 +135,13 @@ def _with_stream(data: bytes, name: str, values: np.ndarray) -> bytes:
         (lambda d: _packed({**_raw(d)[0], "streams": [["x", "f4", 1]]}, b"abcd"), "a bad array"),
         (lambda d: _packed(_raw(d)[0], _raw(d)[1][:-8]), "runs past the end"),
         (lambda d: _packed(_raw(d)[0], _raw(d)[1] + b"x"), "after the last array"),
-        (lambda d: _with_stream(d, "teacher", np.full(1, 5, "u1")), "array teacher: not"),
+        (lambda d: _with_stream(d, "pairs", np.full(3, 5, "u1")), "array pairs: not 250"),
+        (lambda d: _with_stream(d, "pairs", np.full(250, 0, "u2")), "array pairs: not bytes"),
         (lambda d: _with_stream(d, "sums", np.full(4 * 11, np.inf)), "not finite"),
         (lambda d: _with_stream(d, "values", np.full(4 * 2, -np.inf)), "not finite"),
         (lambda d: _with_stream(d, "gains", np.full(80, 2**62, "u8")), "out of range"),
         (lambda d: _with_stream(d, "novel", np.full(4, 10**6, "u4")), "more novel"),
-        (lambda d: _with_stream(d, "sizes", np.full(80, 26, "u1")), "pairs of agents"),
+        (lambda d: _with_stream(d, "sent", np.full(3, 1, "u1")), "array sent: not"),
     ],
 )
 def test_damaged_or_forged_records_are_refused(toy: Domain, forge, message) -> None:
@@ -149,18 +150,20 @@ def test_damaged_or_forged_records_are_refused(toy: Domain, forge, message) -> N
         decode(forge(data), 5, 20, 3)
 
 
-def test_agents_and_counts_out_of_range_are_refused(toy: Domain) -> None:
+def test_counts_out_of_range_and_stray_bits_are_refused(toy: Domain) -> None:
     records = recorded(toy, seeds=[0])
     data = encode(records, 5, 20)
     n = int(records[0].schedule.sizes.sum())
-    for name, value, message in (
-        ("teacher", 5, "array teacher: an agent out of range"),
-        ("learner", 9, "array learner: an agent out of range"),
-        ("sent", 0, "array sent: a count outside 1..15"),
-        ("sent", 16, "array sent: a count outside 1..15"),
-    ):
-        with pytest.raises(RecordError, match=message):
-            decode(_with_stream(data, name, np.full(n, value, "u1")), 5, 20, 3)
+    for value in (0, 16):
+        with pytest.raises(RecordError, match=r"array sent: a count outside 1\.\.15"):
+            decode(_with_stream(data, "sent", np.full(n, value, "u1")), 5, 20, 3)
+    # 5 agents over 20 steps: 500 pairs, 63 bytes, the last 4 bits unused
+    header, body = _raw(data)
+    pairs = np.zeros(63, "u1")
+    pairs[-1] = 1
+    with pytest.raises(RecordError, match="bits set past the last pair"):
+        decode(_with_stream(data, "pairs", pairs), 5, 20, 3)
+    assert header["streams"][4][0] == "pairs" and len(body) > 0
 
 
 def test_a_bomb_is_refused_before_it_fills_memory() -> None:
