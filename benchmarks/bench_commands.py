@@ -52,7 +52,9 @@ class Quiet{k}:
 
 
 def tpdisc(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tpdisc.cli", *args]
+    # As the installed script runs it (``python -m tpdisc.cli`` before issue 48 had no main
+    # guard, so it simulated in one process: an older tree's must not be run that way).
+    return [sys.executable, "-c", "from tpdisc.cli import main; main()", *args]
 
 
 def commands(recipes: str, quiet: list[str]) -> dict[str, list[str]]:

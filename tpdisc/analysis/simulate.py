@@ -113,14 +113,6 @@ class Run:
             out[pid] = {r.seed: r for r in decoded if r.seed in seeds}
         return out
 
-    def recorded(self) -> int:
-        """How many of its protocols the search kept records of, under these settings."""
-        if not self.searched:
-            return 0
-        with Archive(self.archive_path, readonly=True) as archive:
-            key = records.settings_hash(self.settings)
-            return len(archive.records(key, [p.id for p in self.protocols]))
-
 
 GIVEN = "given protocols"  # the run label of protocol files and baselines
 
