@@ -108,10 +108,10 @@ def file_label(files: int, sims: int, trusted: bool) -> str:
     )
 
 
-def run(command: list[str], env: Mapping[str, str] | None = None) -> float:
+def run(command: list[str], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> float:
     start = time.perf_counter()
     subprocess.run(
-        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
     )
     return time.perf_counter() - start
 
@@ -135,24 +135,39 @@ def tree_of(commit: str, folder: Path) -> Path:
 
 def against(commit: str, recipes: str, rounds: int) -> list[str]:
     """The issue-48 pairs: this tree against ``commit``, interleaved."""
+    recipes = str(Path(recipes).resolve())  # the commands run from another folder
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    with tempfile.TemporaryDirectory(prefix="tpdisc-against-") as tmp:
-        old_env = {**os.environ, "PYTHONPATH": str(tree_of(commit, Path(tmp)))}
+    with (
+        tempfile.TemporaryDirectory(prefix="tpdisc-against-") as tmp,
+        tempfile.TemporaryDirectory(prefix="tpdisc-against-cwd-") as cwd,
+    ):
+        # Each version's tpdisc from its PYTHONPATH, run from an empty folder: ``python -c``
+        # puts the working directory first on sys.path, so run from this repository's
+        # root both would import this tree.
+        old_root = tree_of(commit, Path(tmp))
+        old_env = {**os.environ, "PYTHONPATH": str(old_root)}
         new_env = {**os.environ, "PYTHONPATH": str(ROOT)}
         versions = {f"this tree ({head})": new_env, commit: old_env}
-        subprocess.run(tpdisc("prior", "build", "--recipes", recipes), check=True,
+        for root, env in ((ROOT, new_env), (old_root, old_env)):
+            found = subprocess.run(
+                [sys.executable, "-c", "import tpdisc; print(tpdisc.__file__)"],
+                env=env, cwd=cwd, check=True, capture_output=True, text=True,
+            ).stdout.strip()  # fmt: skip
+            if not Path(found).resolve().is_relative_to(root.resolve()):
+                raise SystemExit(f"tpdisc imported from {found}, not from {root}")
+        subprocess.run(tpdisc("prior", "build", "--recipes", recipes), check=True, cwd=cwd,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         walls: dict[tuple[str, str], list[float]] = {}
         for name, args in AB_COMMANDS.items():
             command = tpdisc(*args, "--recipes", recipes)
             for env in versions.values():
-                run(command, env)  # kernels compiled and cached, files in the page cache
+                run(command, env, cwd)  # kernels compiled and cached, files in the page cache
             for k in range(rounds):
                 order = list(versions.items())
                 for version, env in order if k % 2 == 0 else order[::-1]:
-                    walls.setdefault((name, version), []).append(run(command, env))
+                    walls.setdefault((name, version), []).append(run(command, env, cwd))
     lines = [
         f"Whole commands, this tree against {commit}: {rounds} interleaved pairs each "
         f"(process pool, all cores); {load()} after.",
