@@ -195,7 +195,11 @@ def main() -> None:
         help="Time issue 48's two commands against this commit instead (A/B, interleaved).",
     )
     args = p.parse_args()
-    recipes = args.recipes or str(HERE.parent.parent / "shared" / "data" / "alchemy2.json")
+    recipes = (
+        args.recipes
+        or os.environ.get("TPDISC_RECIPES")
+        or str(HERE.parent.parent / "shared" / "data" / "alchemy2.json")
+    )
     if args.against:
         lines = against(args.against, recipes, args.rounds)
         report("bench_commands_against", "Whole commands against a commit", lines, args.record)
