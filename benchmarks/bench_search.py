@@ -83,6 +83,14 @@ def records_cost(domain: Domain, iterations: int, agent: str) -> list[str]:
                 (c.name, c.fitness_values) for c in loops["records"].archive.candidates()
             ]
             protocols, size = loops["records"].archive.record_sizes()
+            smallest, largest = (
+                loops["records"]
+                .archive.db.execute(
+                    "SELECT COALESCE(MIN(length(data)), 0), COALESCE(MAX(length(data)), 0)"
+                    " FROM records"
+                )
+                .fetchone()
+            )
         finally:
             for loop in loops.values():
                 loop.close()
@@ -91,7 +99,8 @@ def records_cost(domain: Domain, iterations: int, agent: str) -> list[str]:
         f"| {agent} | {statistics.median(times['records']):.2f} s | "
         f"{statistics.median(times['none']):.2f} s | **{statistics.median(ratios):.3f}** "
         f"({min(ratios):.3f}–{max(ratios):.3f}) | {size / max(protocols, 1) / 1000:.1f} kB "
-        f"({protocols} protocols, {config.sims} seeds each) | {'yes' if same else 'NO'} | "
+        f"(each {smallest / 1000:.1f}–{largest / 1000:.1f}; "
+        f"{protocols} protocols, {config.sims} seeds each) | {'yes' if same else 'NO'} | "
         f"{load()} |"
     ]
 
@@ -119,7 +128,7 @@ def main() -> None:
             f"keeping none; process pool of {usable_cores()} workers. Wall seconds.",
             "",
             "| agents | iteration, records (median) | without | paired ratio (median, range) "
-            "| records per protocol | same archives | load |",
+            "| records per protocol (mean) | same archives | load |",
             "|---|---|---|---|---|---|---|",
         ]
         for agent in args.agent_type or agent_types()[:1]:
