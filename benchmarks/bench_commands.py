@@ -11,19 +11,31 @@ per simulation: one and ten files of a protocol that shares nothing (so its own 
 nil), with 1 and 30 simulations each, sandboxed and trusted, on one core (serial).
 
     python benchmarks/bench_commands.py [--record] [--recipes PATH] [--rounds 5]
+
+With ``--against COMMIT``, instead: the two commands of issue 48 (``evaluate paired
+--agent-type stochastic --sims 30`` and ``evaluate paired --sims 30``, on the process pool)
+run by this tree and by that commit (its files taken with ``git archive`` into a temporary
+folder, run with the same Python and packages), in ``--rounds`` interleaved pairs each,
+alternating which goes first; the table gives each version's median and best wall time
+and the ratio of the medians. The older tree compiles its kernels in a first, untimed
+run of each command.
+
+    python benchmarks/bench_commands.py --against c90d606 [--rounds 5] [--record]
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from benchlib import load, parser, report
+from benchlib import ROOT, load, parser, report
 
 HERE = Path(__file__).resolve().parent
 YARDSTICK = HERE.parent.parent / "shared" / "bench"
@@ -40,7 +52,9 @@ class Quiet{k}:
 
 
 def tpdisc(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tpdisc.cli", *args]
+    # As the installed script runs it (``python -m tpdisc.cli`` before issue 48 had no main
+    # guard, so it simulated in one process: an older tree's must not be run that way).
+    return [sys.executable, "-c", "from tpdisc.cli import main; main()", *args]
 
 
 def commands(recipes: str, quiet: list[str]) -> dict[str, list[str]]:
@@ -94,17 +108,102 @@ def file_label(files: int, sims: int, trusted: bool) -> str:
     )
 
 
-def run(command: list[str]) -> float:
+def run(command: list[str], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+    )
     return time.perf_counter() - start
+
+
+AB_COMMANDS = {
+    "evaluate paired --agent-type stochastic --sims 30": [
+        "evaluate", "paired", "--agent-type", "stochastic", "--sims", "30",
+    ],
+    "evaluate paired --sims 30 (empowerment)": ["evaluate", "paired", "--sims", "30"],
+}  # fmt: skip
+
+
+def tree_of(commit: str, folder: Path) -> Path:
+    """The files of ``commit`` of this repository, unpacked in ``folder``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def against(commit: str, recipes: str, rounds: int) -> list[str]:
+    """The issue-48 pairs: this tree against ``commit``, interleaved."""
+    recipes = str(Path(recipes).resolve())  # the commands run from another folder
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    with (
+        tempfile.TemporaryDirectory(prefix="tpdisc-against-") as tmp,
+        tempfile.TemporaryDirectory(prefix="tpdisc-against-cwd-") as cwd,
+    ):
+        # Each version's tpdisc from its PYTHONPATH, run from an empty folder: ``python -c``
+        # puts the working directory first on sys.path, so run from this repository's
+        # root both would import this tree.
+        old_root = tree_of(commit, Path(tmp))
+        old_env = {**os.environ, "PYTHONPATH": str(old_root)}
+        new_env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        versions = {f"this tree ({head})": new_env, commit: old_env}
+        for root, env in ((ROOT, new_env), (old_root, old_env)):
+            found = subprocess.run(
+                [sys.executable, "-c", "import tpdisc; print(tpdisc.__file__)"],
+                env=env, cwd=cwd, check=True, capture_output=True, text=True,
+            ).stdout.strip()  # fmt: skip
+            if not Path(found).resolve().is_relative_to(root.resolve()):
+                raise SystemExit(f"tpdisc imported from {found}, not from {root}")
+        subprocess.run(tpdisc("prior", "build", "--recipes", recipes), check=True, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        walls: dict[tuple[str, str], list[float]] = {}
+        for name, args in AB_COMMANDS.items():
+            command = tpdisc(*args, "--recipes", recipes)
+            for env in versions.values():
+                run(command, env, cwd)  # kernels compiled and cached, files in the page cache
+            for k in range(rounds):
+                order = list(versions.items())
+                for version, env in order if k % 2 == 0 else order[::-1]:
+                    walls.setdefault((name, version), []).append(run(command, env, cwd))
+    lines = [
+        f"Whole commands, this tree against {commit}: {rounds} interleaved pairs each "
+        f"(process pool, all cores); {load()} after.",
+        "",
+        f"| command | {' | '.join(versions)} | ratio of medians |",
+        "|---|---|---|---|",
+    ]
+    new, old = versions
+    for name in AB_COMMANDS:
+        a, b = walls[(name, new)], walls[(name, old)]
+        lines.append(
+            f"| {name} | {statistics.median(a):.3f} s (best {min(a):.3f}) | "
+            f"{statistics.median(b):.3f} s (best {min(b):.3f}) | "
+            f"{statistics.median(a) / statistics.median(b):.3f} |"
+        )
+    return lines
 
 
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="Time issue 48's two commands against this commit instead (A/B, interleaved).",
+    )
     args = p.parse_args()
-    recipes = args.recipes or str(HERE.parent.parent / "shared" / "data" / "alchemy2.json")
+    recipes = (
+        args.recipes
+        or os.environ.get("TPDISC_RECIPES")
+        or str(HERE.parent.parent / "shared" / "data" / "alchemy2.json")
+    )
+    if args.against:
+        lines = against(args.against, recipes, args.rounds)
+        report("bench_commands_against", "Whole commands against a commit", lines, args.record)
+        return
     folder = Path(tempfile.mkdtemp(prefix="tpdisc-bench-commands-"))
     quiet = []
     for k in range(10):

@@ -8,7 +8,9 @@ is the heaviest routing (20 memories to every agent every step); paired is the d
 
 Then what logging costs a simulation (issue 28: at most 1.5 times an unlogged one,
 extraction included): the same seeds run without and with ``record_log``, alternately,
-with each agent type, and the features extracted from each logged one.
+with each agent type, and the features extracted from each logged one; and what the
+tally costs one (``tally=True``: what a search records and the features' workers send
+back since issue 48, without the log).
 
     python benchmarks/bench_features.py [--record] [--repeat 3]
 """
@@ -41,8 +43,9 @@ def logging_cost(domain: Domain) -> list[str]:
         f"Logged against unlogged, {RATIO_SIMS} seeds each, run alternately in one process "
         f"(medians per simulation; issue 28's limit: {RATIO_LIMIT}×); {load()}.",
         "",
-        "| agents | protocol | unlogged | logged | extraction | (logged + extraction) / unlogged |",
-        "|---|---|---|---|---|---|",
+        "| agents | protocol | unlogged | logged | extraction | (logged + extraction) / unlogged "
+        "| tallied | tallied / unlogged |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for agent_type in ("empowerment", "stochastic"):
         config = SimConfig(n_agents=AGENTS, n_steps=STEPS, agent_type=agent_type)
@@ -50,7 +53,7 @@ def logging_cost(domain: Domain) -> list[str]:
         for baseline in BASELINES:
             protocol = BaselineProtocol(baseline)
             run_simulation(domain, config, protocol, 0)  # warm: kernels, tables
-            plain, logged, extraction = [], [], []
+            plain, logged, extraction, tallied = [], [], [], []
             for seed in range(RATIO_SIMS):
                 t0 = time.perf_counter()
                 run_simulation(domain, config, protocol, seed)
@@ -59,15 +62,19 @@ def logging_cost(domain: Domain) -> list[str]:
                 t2 = time.perf_counter()
                 feature_values([result])
                 t3 = time.perf_counter()
+                run_simulation(domain, config, protocol, seed, tally=True)
+                t4 = time.perf_counter()
                 plain.append(t1 - t0)
                 logged.append(t2 - t1)
                 extraction.append(t3 - t2)
-            a, b, c = (statistics.median(x) for x in (plain, logged, extraction))
+                tallied.append(t4 - t3)
+            a, b, c, d = (statistics.median(x) for x in (plain, logged, extraction, tallied))
             ratio = (b + c) / a
             mark = "" if ratio <= RATIO_LIMIT else " (over the limit)"
             lines.append(
                 f"| {agent_type} | {baseline} | {1000 * a:.1f} ms | {1000 * b:.1f} ms "
-                f"| {1000 * c:.1f} ms | **{ratio:.2f}×**{mark} |"
+                f"| {1000 * c:.1f} ms | **{ratio:.2f}×**{mark} | {1000 * d:.1f} ms "
+                f"| {d / a:.2f}× |"
             )
     return lines
 

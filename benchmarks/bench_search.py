@@ -8,6 +8,15 @@ evolution). Each iteration is split into proposing, the short sandboxed check ru
 With an LLM proposer, the model's latency comes on top.
 
     python benchmarks/bench_search.py [--record] [--iterations 3]
+
+With ``--records``, what keeping the analyses' records costs a search (issue 48: at most
+5 % of an iteration): two searches of the same settings and seed, one keeping records of
+every evaluation seed and one of none, run iteration by iteration in turn (which goes
+first alternates), on one pool; they propose and score the same candidates, so each
+iteration is a pair. Reported: the medians, the median of the paired ratios, and the
+bytes of records per protocol in the archive.
+
+    python benchmarks/bench_search.py --records [--iterations 12] [--record]
 """
 
 from __future__ import annotations
@@ -17,12 +26,14 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from benchlib import agent_types, full_domain, load, parser, report, usable_cores
 
+from tpdisc.domain.variants import Domain
 from tpdisc.executors.process import ProcessExecutor
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import SearchLoop
@@ -41,9 +52,67 @@ def timer(spent: dict[str, float], label: str, fn: Callable[..., Any]) -> Callab
     return timed
 
 
+def records_cost(domain: Domain, iterations: int, agent: str) -> list[str]:
+    """Iterations with and without records, in turn, on one pool."""
+    config = SearchConfig(
+        iterations=iterations, warmup=max(1, iterations // 4), sim=SimConfig(agent_type=agent)
+    )
+    times: dict[str, list[float]] = {"records": [], "none": []}
+    with tempfile.TemporaryDirectory() as tmp, ProcessExecutor() as pool:
+        pool.run([partial(int, 0)] * pool.workers)  # start the workers now
+        loops = {
+            "records": SearchLoop(Path(tmp) / "records", config, domain, OfflineProposer(), pool),
+            "none": SearchLoop(
+                Path(tmp) / "none",
+                replace(config, record_seeds=()),
+                domain,
+                OfflineProposer(),
+                pool,
+            ),
+        }
+        try:
+            for loop in loops.values():
+                loop.seed()
+            for i in range(1, iterations + 1):
+                order = list(loops.items())
+                for name, loop in order if i % 2 else order[::-1]:
+                    t0 = time.perf_counter()
+                    loop.iteration(i)
+                    times[name].append(time.perf_counter() - t0)
+            same = [(c.name, c.fitness_values) for c in loops["none"].archive.candidates()] == [
+                (c.name, c.fitness_values) for c in loops["records"].archive.candidates()
+            ]
+            protocols, size = loops["records"].archive.record_sizes()
+            smallest, largest = (
+                loops["records"]
+                .archive.db.execute(
+                    "SELECT COALESCE(MIN(length(data)), 0), COALESCE(MAX(length(data)), 0)"
+                    " FROM records"
+                )
+                .fetchone()
+            )
+        finally:
+            for loop in loops.values():
+                loop.close()
+    ratios = [a / b for a, b in zip(times["records"], times["none"], strict=True)]
+    return [
+        f"| {agent} | {statistics.median(times['records']):.2f} s | "
+        f"{statistics.median(times['none']):.2f} s | **{statistics.median(ratios):.3f}** "
+        f"({min(ratios):.3f}–{max(ratios):.3f}) | {size / max(protocols, 1) / 1000:.1f} kB "
+        f"(each {smallest / 1000:.1f}–{largest / 1000:.1f}; "
+        f"{protocols} protocols, {config.sims} seeds each) | {'yes' if same else 'NO'} | "
+        f"{load()} |"
+    ]
+
+
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--iterations", type=int, default=3, help="Iterations to time.")
+    p.add_argument(
+        "--records",
+        action="store_true",
+        help="Time iterations with and without the analyses' records, in turn (issue 48).",
+    )
     p.add_argument(
         "--agent-type",
         action="append",
@@ -52,6 +121,20 @@ def main() -> None:
     )
     args = p.parse_args()
     domain = full_domain(args.recipes)
+    if args.records:
+        lines = [
+            f"Offline proposer, {args.iterations} iterations of two searches of one seed in "
+            "turn, one keeping records of all 30 evaluation seeds of each valid protocol, one "
+            f"keeping none; process pool of {usable_cores()} workers. Wall seconds.",
+            "",
+            "| agents | iteration, records (median) | without | paired ratio (median, range) "
+            "| records per protocol (mean) | same archives | load |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for agent in args.agent_type or agent_types()[:1]:
+            lines += records_cost(domain, args.iterations, agent)
+        report("bench_search_records", "What the records cost a search", lines, args.record)
+        return
     lines = [
         f"Offline proposer, {args.iterations} iterations after seeding (warm-up "
         f"{max(1, args.iterations // 4)}), default settings, sandboxed candidates, process "

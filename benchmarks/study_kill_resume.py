@@ -7,9 +7,9 @@ finished was redone.
 The study runs as a user runs it (``tpdisc study --preset P --out DIR``). Once the stage
 ``--kill-in`` has started and ``--delay`` seconds have passed, the process group gets
 SIGKILL. The script then snapshots every stored result — each row of ``study.sqlite``,
-each protocol of each run's archive and each row of the runs' analysis tables, with its
-SQLite rowid (a row written again gets a new rowid: the stores write with INSERT OR
-REPLACE) — reruns the same command, and checks that:
+each protocol of each run's archive with the records its search kept of it, and each row
+of the runs' analysis tables, with its SQLite rowid (a row written again gets a new rowid:
+the stores write with INSERT OR REPLACE) — reruns the same command, and checks that:
 
 - every row of the snapshot is still there with the same rowid and value;
 - every stage finished exactly once over both sessions;
@@ -57,6 +57,8 @@ def snapshot(out: Path) -> Snapshot:
             archive, "SELECT rowid, protocol_id, kind, seed, settings, value FROM analysis"
         ):
             rows[f"{run} analysis {r[1]} {r[2]} {r[3]} {r[4]}"] = (r[0], r[5])
+        for r in read(archive, "SELECT rowid, protocol_id, settings, seeds, data FROM records"):
+            rows[f"{run} records {r[1]}"] = (r[0], r[2], r[3], r[4])
     return rows
 
 

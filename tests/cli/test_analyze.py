@@ -4,6 +4,7 @@ features' data path, and the commands on a small run made here."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,14 +17,16 @@ from tpdisc.agents.empowerment.model import named_model
 from tpdisc.analysis import simulate
 from tpdisc.analysis.ablation import COMPARE_SEEDS, RANK_SEEDS, ablation_study, rank, select
 from tpdisc.analysis.feature_study import feature_study
-from tpdisc.analysis.simulate import load_run, logged_pairs
+from tpdisc.analysis.simulate import load_run, tallied_pairs
 from tpdisc.analysis.store import ABLATED, ALL_SEEDS, FEATURES, ORIGINAL, AnalysisStore
 from tpdisc.analysis.volume import volume_study
 from tpdisc.cli import app
+from tpdisc.domain.variants import make_domain
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
-from tpdisc.search.loop import CONFIG_FILE
+from tpdisc.search.loop import CONFIG_FILE, SearchLoop, open_run_dir
+from tpdisc.search.proposers import OfflineProposer
 from tpdisc.sim.config import SimConfig
 
 runner = CliRunner()
@@ -201,18 +204,16 @@ def test_other_steps_are_stored_apart(tmp_path, toy_graph) -> None:
     assert len(pool.tasks) == 2
 
 
-def test_logged_pairs_hand_over_logs_and_store_features(run) -> None:
+def test_tallied_pairs_hand_over_tallies_and_store_features(run) -> None:
     seen = []
 
-    def on_pair(protocol, seed, original, ablated) -> None:
-        assert original.log is not None and ablated.log is not None
-        assert original.schedule == ablated.schedule
-        seen.append((protocol.id, seed))
-
-    def finish(protocol):
+    def finish(protocol, pairs):
+        for seed, original, ablated in pairs:
+            assert original.events > 0 and ablated.events > 0
+            seen.append((protocol.id, seed))
         return {"original": {"n": float(protocol.id)}, "ablated": {"n": -1.0}}
 
-    errors = logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=2)
+    errors = tallied_pairs([run], finish, SerialExecutor(), n_sims=2)
     assert errors == {} and len(seen) == 6 * 2
     assert {seed for _, seed in seen} == {0, 1}
     with AnalysisStore(run.archive_path) as store:
@@ -226,9 +227,9 @@ def test_logged_pairs_hand_over_logs_and_store_features(run) -> None:
         assert raw == {"seeds": [0, 1], "features": {"n": float(first)}}
         assert len(store.summaries(ABLATED, key, [run.protocols[0].id])[run.protocols[0].id]) == 2
     seen.clear()
-    logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=2)
+    tallied_pairs([run], finish, SerialExecutor(), n_sims=2)
     assert seen == []  # features stored: nothing to do
-    logged_pairs([run], on_pair, SerialExecutor(), finish=finish, n_sims=3)
+    tallied_pairs([run], finish, SerialExecutor(), n_sims=3)
     assert len(seen) == 6 * 3  # features over other seeds are not these
 
 
@@ -248,6 +249,96 @@ def test_an_ablation_after_the_features_reuses_their_pairs_and_gets_the_same_num
     )
 
 
+def searched_run(path: Path, graph, record_seeds: tuple[int, ...] | None = None) -> Path:
+    """A small offline search of 30 seeds per protocol, keeping records of
+    ``record_seeds`` (None: all) for the analyses."""
+    config = SearchConfig(
+        iterations=8,
+        warmup=8,
+        sims=30,
+        generation_only=True,
+        check_steps=3,
+        record_seeds=record_seeds,
+        sim=SimConfig(n_agents=3, n_steps=6, agent_type="stochastic"),
+        sandboxed=False,
+    )
+    config = open_run_dir(path, config, {})
+    with SearchLoop(path, config, make_domain(graph), OfflineProposer(), SerialExecutor()) as loop:
+        loop.run()
+    return path
+
+
+def without_records(path: Path, copy: Path) -> Path:
+    """A copy of run ``path`` whose search kept nothing for the analyses."""
+    shutil.copytree(path, copy)
+    with Archive(copy / Archive.FILE_NAME) as archive:
+        archive.db.execute("DELETE FROM records")
+    return copy
+
+
+def analyses(path: Path, graph) -> tuple[dict[str, Any], CountingExecutor]:
+    """Features, ablation and volume of the run, as JSON without its folder's name, and
+    the executor that ran what they simulated."""
+    pool = CountingExecutor()
+    run = load_run(path, graph=graph)
+    got = {
+        "features": feature_study([run], pool).to_json(),
+        "ablation": ablation_study([run], pool, top=3, bottom=3).to_json(),
+        "volume": volume_study([run], pool).to_json(),
+    }
+    return json.loads(json.dumps(got).replace(str(path), "RUN")), pool
+
+
+def test_analyses_of_a_recorded_run_replay_only_and_get_the_same_numbers(
+    tmp_path, toy_graph
+) -> None:
+    path = searched_run(tmp_path / "run", toy_graph)
+    copy = without_records(path, tmp_path / "copy")
+    with Archive(path / Archive.FILE_NAME, readonly=True) as archive:
+        valid = [c for c in archive.candidates(valid_only=True) if c.mode != "seed"]
+        assert archive.record_sizes()[0] == len(valid) > 3
+    recorded, pool = analyses(path, toy_graph)
+    # every original was the search's: only the features' replays ran, one per seed
+    assert {type(t.task).__name__ for t in pool.tasks} == {"ReplayTask"}
+    assert len(pool.tasks) == 30 * len(valid)
+    simulated, again = analyses(copy, toy_graph)
+    assert {type(t.task).__name__ for t in again.tasks} == {"AblatedTask"}
+    assert recorded == simulated
+
+
+def test_an_ablation_of_a_recorded_run_runs_the_replays_of_its_compare_seeds(
+    tmp_path, toy_graph
+) -> None:
+    path = searched_run(tmp_path / "run", toy_graph, record_seeds=COMPARE_SEEDS)
+    copy = without_records(path, tmp_path / "copy")
+    run = load_run(path, graph=toy_graph)
+    pool = CountingExecutor()
+    result = ablation_study([run], pool, top=2, bottom=2).to_json()
+    assert {type(t.task).__name__ for t in pool.tasks} == {"ReplayTask"}
+    assert len(pool.tasks) == 4 * len(COMPARE_SEEDS)
+    alone = CountingExecutor()
+    expected = ablation_study([load_run(copy, graph=toy_graph)], alone, top=2, bottom=2)
+    assert json.dumps(result).replace(str(path), "") == json.dumps(expected.to_json()).replace(
+        str(copy), ""
+    )
+    # the features need seeds 0-14 too: those pairs run whole, the rest replay only
+    features = CountingExecutor()
+    feature_study([run], features)
+    kinds = [type(t.task).__name__ for t in features.tasks]
+    assert kinds.count("AblatedTask") == 15 * len(run.protocols)
+    assert kinds.count("ReplayTask") == 15 * len(run.protocols)
+
+
+def test_records_of_other_settings_are_not_taken(tmp_path, toy_graph) -> None:
+    path = searched_run(tmp_path / "run", toy_graph)
+    pool = CountingExecutor()
+    volume_study([load_run(path, graph=toy_graph, n_steps=4)], pool, n_sims=2)
+    assert {type(t.task).__name__ for t in pool.tasks} == {"SimTask"}
+    pool = CountingExecutor()
+    volume_study([load_run(path, graph=toy_graph)], pool, n_sims=2)
+    assert pool.tasks == []  # the search's records are the whole simulation
+
+
 def test_features_run_in_batches_of_whole_protocols_and_a_failure_stops_only_its_own(
     tmp_path, toy_graph, monkeypatch
 ) -> None:
@@ -255,7 +346,7 @@ def test_features_run_in_batches_of_whole_protocols_and_a_failure_stops_only_its
     broken = CODE.replace("return out", "return {99: []} if i_step == 3 else out")
     add_bad_protocol(path, broken.replace("K", "1"), n_seeds=4)
     run = load_run(path, graph=toy_graph)
-    monkeypatch.setattr(simulate, "LOGGED_BATCH", 8)
+    monkeypatch.setattr(simulate, "TALLIED_BATCH", 8)
     runs_of_executor: list[int] = []
 
     class Batches(CountingExecutor):

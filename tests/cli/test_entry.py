@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from tests.conftest import TOY
 from tpdisc.cli import main, will_run_kernels, will_simulate_in_pool
 
 
@@ -76,6 +79,23 @@ def test_python_m_tpdisc_cli_runs_the_same_app() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Reachable-element count" in done.stdout
+
+
+def test_python_m_tpdisc_cli_simulates_on_the_pool(tmp_path: Path) -> None:
+    # Its __main__ is guarded, so the pool's workers may import it (unguarded, every
+    # command run this way said so and simulated in one process).
+    recipes = tmp_path / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    done = subprocess.run(
+        [sys.executable, "-m", "tpdisc.cli", "evaluate", "paired", "--agent-type",
+         "stochastic", "--sims", "2", "--steps", "3", "--workers", "2",
+         "--recipes", str(recipes)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "guard" not in done.stderr
 
 
 def test_app_is_importable_from_the_package() -> None:

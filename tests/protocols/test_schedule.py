@@ -56,3 +56,22 @@ def test_json_round_trip() -> None:
     back = Schedule.from_json(json.loads(text))
     assert back.steps == schedule.steps
     assert back.total_sent() == 3
+
+
+def test_packed_round_trip_on_random_routings() -> None:
+    rng = random.Random(7)
+    for _ in range(50):
+        schedule = Schedule()
+        for _ in range(rng.randrange(0, 12)):
+            schedule.record(
+                {
+                    learner: [(rng.randrange(6), rng.randrange(9)) for _ in range(rng.randrange(4))]
+                    for learner in range(6)
+                }
+            )
+        packed = schedule.packed()
+        assert packed.sizes.tolist() == [len(step) for step in schedule.steps]
+        assert packed.transfers.shape == (sum(len(step) for step in schedule.steps), 3)
+        back = packed.unpacked()
+        assert back == schedule
+        assert all(type(v) is int for step in back.steps for t in step for v in t)

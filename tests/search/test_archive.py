@@ -265,6 +265,47 @@ def test_rescores_are_kept_and_an_older_archive_is_tolerated_then_migrated(tmp_p
     assert latest.to_json()["sem"] == 0.0
 
 
+def test_records_go_with_their_iteration_and_an_older_archive_has_none(tmp_path) -> None:
+    from tpdisc.search.archive import RecordRow
+
+    path = tmp_path / "a.sqlite"
+    kept = RecordRow("settings-a", (0, 1), b"bytes")
+    with Archive(path) as archive:
+        archive.finish_iteration(
+            1,
+            "warm-up",
+            [
+                row("i1", 1, status="invalid", code="x = 1"),
+                row("i1r1", 1, 1, code="y = 2", fitness_mean=3.0),
+            ],
+            records={"i1": kept, "i1r1": kept},  # only a valid row keeps them
+        )
+        with pytest.raises(sqlite3.IntegrityError):  # one transaction: neither is written
+            archive.finish_iteration(
+                1, "warm-up", [row("i2", 1, code="z", fitness_mean=1.0)], records={"i2": kept}
+            )
+        valid = archive.candidates(valid_only=True)[0].id
+        assert valid is not None
+        assert archive.records("settings-a", [valid, 99]) == {valid: kept}
+        assert archive.records("settings-b", [valid]) == {}  # other settings: not these
+        assert archive.record_sizes() == (1, 5)
+        # records of other code than the row's (a hand edit) are not the protocol's
+        archive.db.execute("UPDATE records SET code_sha256 = 'other'")
+        assert archive.records("settings-a", [valid]) == {}
+        archive.db.execute("DROP TABLE records")  # as archives written before them
+    with Archive(path, readonly=True) as reader:
+        assert reader.records("settings-a", [valid]) == {} and reader.record_sizes() == (0, 0)
+        assert len(reader.candidates()) == 2
+    with Archive(path) as archive:  # opened for writing: the table is added
+        assert archive.record_sizes() == (0, 0)
+        archive.db.execute(
+            "INSERT INTO records VALUES (?, 's', ?, '[0, \"x\"]', x'00')",
+            (valid, archive.get(valid).code_sha256),
+        )
+        with pytest.raises(ConfigError, match="records row 2: column seeds: expected"):
+            archive.records("s", [valid])
+
+
 def test_racing_rows_scored_designs_and_the_bar(tmp_path) -> None:
     """A raced row is scored (its code is known, its design teaches the surrogate) but
     never valid: not ranked, not counted among the valid."""

@@ -22,6 +22,7 @@ from tpdisc.search.loop import RunSummary, SearchLoop, open_run_dir
 from tpdisc.search.prompts import REPAIR_HEADING, PromptSettings
 from tpdisc.search.proposers import CUT_OFF_REQUEST, LLMProposer, OfflineProposer, Proposer
 from tpdisc.search.selection import contrasts, thompson_parent
+from tpdisc.sim import records
 from tpdisc.sim.config import SimConfig
 from tpdisc.testing.chat_server import FakeChatServer, Reply
 from tpdisc.testing.fake_author import BROKEN_KINDS, ProtocolAuthor
@@ -177,6 +178,47 @@ def test_racing_stops_poor_candidates_and_keeps_full_fitness_for_valid_ones(
     raced_ids = {c.id for c in raced}
     for c in rows:
         assert c.parent_id not in raced_ids and not raced_ids & set(c.contrast_ids)
+
+
+def recorded(archive: Archive, config: SearchConfig, graph) -> dict[int, list[int]]:
+    """The seeds of each protocol's records, read back from the archive."""
+    sim = config.sim_config()
+    key = records.settings_hash(records.simulation_settings(sim, graph.sha256))
+    rows = archive.records(key, [c.id for c in archive.candidates() if c.id is not None])
+    out = {}
+    for pid, row in rows.items():
+        decoded = records.decode(row.data, sim.n_agents, sim.n_steps, sim.bottleneck)
+        assert [r.seed for r in decoded] == list(row.seeds)
+        out[pid] = list(row.seeds)
+    return out
+
+
+def test_valid_protocols_keep_records_of_the_seeds_asked_for(tmp_path, toy_graph) -> None:
+    config = replace(TINY, iterations=10, sims=6, race_sims=2, race_rank=1, record_seeds=(1, 4, 9))
+    with run(tmp_path / "r", config, toy_graph) as archive:
+        rows = archive.candidates()
+        got = recorded(archive, config, toy_graph)
+    valid = [c.id for c in rows if c.status == "valid" and c.mode != "seed"]
+    assert valid and sorted(got) == sorted(valid)  # not raced ones, nor baselines
+    assert all(seeds == [1, 4] for seeds in got.values())  # seed 9 is not an evaluation seed
+    assert any(c.status == "raced" for c in rows)
+    # the records change nothing the search does: the same archive without them
+    with run(tmp_path / "plain", replace(config, record_seeds=()), toy_graph) as plain:
+        assert fingerprint(plain) == [
+            (c.name, c.mode, c.status, c.code_sha256, c.parent_id, c.fitness_values) for c in rows
+        ]
+        assert plain.record_sizes() == (0, 0)
+
+
+def test_a_resumed_run_keeps_the_records_of_every_finished_iteration(tmp_path, toy_graph) -> None:
+    config = replace(TINY, iterations=6)
+    with run(tmp_path / "r", replace(config, iterations=3), toy_graph) as archive:
+        first = recorded(archive, config, toy_graph)
+    with run(tmp_path / "r", config, toy_graph) as archive:
+        got = recorded(archive, config, toy_graph)
+        valid = [c.id for c in archive.candidates(valid_only=True) if c.mode != "seed"]
+    assert first and set(first) < set(got) == set(valid)
+    assert all(seeds == [0, 1] for seeds in got.values())
 
 
 class Echo(OfflineProposer):

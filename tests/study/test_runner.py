@@ -15,6 +15,7 @@ from tpdisc.errors import ConfigError
 from tpdisc.executors.serial import SerialExecutor
 from tpdisc.protocols.baselines import BaselineProtocol
 from tpdisc.safefiles import FolderBusy
+from tpdisc.search.archive import Archive
 from tpdisc.sim.config import SimConfig
 from tpdisc.study.config import (
     StudyConfig,
@@ -190,6 +191,30 @@ def test_a_rerun_redoes_no_finished_stage(tiny_study: Path) -> None:
     assert len(third) == len(STAGE_NAMES)
 
 
+def test_the_analyses_take_the_originals_the_searches_recorded(tiny_study: Path) -> None:
+    folder = StudyDir(tiny_study)
+    config = StudyConfig.from_dict(folder.settings())
+    # the features and volume read the generation-only run on its 3 seeds; the ablation's
+    # compare seeds (15-17) are beyond them: the evolution run keeps nothing
+    assert config.analysed_seeds("generation") == (0, 1, 2)
+    assert config.analysed_seeds("evolution") == ()
+    with StudyStore(folder.database) as store:
+        finished = {e["stage"]: e["detail"] for e in store.events() if e["event"] == "finished"}
+    features = folder.read_result("features")
+    assert features is not None
+    n = features["n_protocols"]
+    assert n > 0
+    assert finished["features"] == (
+        f"{3 * n} simulations this session, {3 * n} more taken from the search's records"
+    )
+    statuses = {s.name: s.detail for s in study_status(tiny_study)}
+    assert f", {3 * n:,} taken from the search's records)" in statuses["features"]
+    for ref in folder.runs(1):
+        with Archive(ref.path / Archive.FILE_NAME, readonly=True) as archive:
+            count, size = archive.record_sizes()
+        assert (count > 0 and size > 0) if ref.kind == "generation" else count == 0
+
+
 def test_a_folder_that_is_not_a_study_is_refused(tmp_path: Path) -> None:
     (tmp_path / "config").mkdir()
     config = tiny_config(tmp_path / "config")
@@ -221,18 +246,31 @@ def test_stage_timings_count_the_sessions_that_finished_a_stage() -> None:
         event(2, "10:00", "baselines", "skipped", "done in an earlier session"),
         event(2, "10:00", "search", "resumed"),
         event(2, "12:05", "search", "finished", "1020 simulations this session"),
+        event(2, "12:05", "features", "started"),
+        event(
+            2,
+            "13:05",
+            "features",
+            "finished",
+            "600 simulations this session, 540 more taken from the search's records",
+        ),
     ]
     timings = stage_timings(events)
     assert timings["baselines"].seconds == 30 and timings["baselines"].simulations == 300
     assert timings["search"].seconds == 125 and timings["search"].simulations == 1020
-    assert set(timings) == {"baselines", "search"}
+    assert timings["search"].recorded == 0
+    assert timings["features"].simulations == 600 and timings["features"].recorded == 540
+    assert set(timings) == {"baselines", "search", "features"}
 
 
 def test_status_says_how_long_each_done_stage_took(tiny_study: Path) -> None:
     done = [s for s in study_status(tiny_study) if s.state == "done" and s.name != "report"]
     assert done
     for status in done:
-        assert " simulations)" in status.detail and "finished" in status.detail
+        assert "finished" in status.detail
+        assert " simulations)" in status.detail or "taken from the search's records)" in (
+            status.detail
+        )
 
 
 def test_a_resumed_study_writes_no_code_through_a_link(tiny_study: Path, tmp_path: Path) -> None:

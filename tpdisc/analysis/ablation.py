@@ -229,12 +229,17 @@ def ablation_study(
     compare_seeds: Sequence[int] = COMPARE_SEEDS,
     on_start: Callable[[int], None] | None = None,
     on_simulation: Callable[[str], None] | None = None,
+    on_recorded: Callable[[int], None] | None = None,
 ) -> AblationResult:
     """The study over ``runs`` (SPEC §6); ``on_start`` gets the number of simulation pairs
-    still to run (those the runs' stores lack), ``on_simulation`` a label after each."""
+    still to run (those the runs' stores lack: of a pair the search recorded, the replay
+    alone), ``on_simulation`` a label after each, ``on_recorded`` the number of original
+    simulations taken from the search's records."""
     plans, selections, notes = ablation_plans(runs, top, bottom, compare_seeds)
     if on_start is not None:
         on_start(sum(p.n_missing for p in plans))
+    if on_recorded is not None:
+        on_recorded(sum(p.n_recorded for p in plans))
     execute(plans, executor, on_simulation)
     rows: list[PairedRow] = []
     failed: dict[str, str] = {}

@@ -1,8 +1,9 @@
 """Behavioural features against fitness (SPEC §6): which ways of routing make a protocol good.
 
 For every valid protocol of the runs, its original simulations and their schedule replays
-(same seeds, random content) are run with transmission logs; the 23 features of
-:mod:`tpdisc.analysis.features` are computed in each condition and stored with the run.
+(same seeds, random content) are each reduced to their transmission tally (the originals
+the search recorded are not run again: only their replays); the 23 features of
+:mod:`tpdisc.analysis.features` are pooled in each condition and stored with the run.
 Per feature, over the protocols where it is defined in both conditions: Spearman's ρ
 between (original − ablated) and fitness, its p-value, Benjamini–Hochberg q across
 features (statsmodels), stars (** q < 0.01, *** q < 0.001), Cohen's d between the original
@@ -24,12 +25,12 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from tpdisc.analysis.features import FEATURES, SimulationFeatures, extract_result, pool
+from tpdisc.analysis.features import FEATURES, pool
 from tpdisc.analysis.plots import plain_figures, save_figure
-from tpdisc.analysis.simulate import Protocol, Run, logged_pairs
+from tpdisc.analysis.simulate import Protocol, Run, tallied_pairs
 from tpdisc.analysis.store import ORIGINAL, AnalysisStore
 from tpdisc.executors.base import Executor
-from tpdisc.sim.game import SimResult
+from tpdisc.sim.transmissions import Tally
 
 # The reference study's ρ of (original − ablated) with fitness over ≈1,000 generated
 # protocols, for the side-by-side column of docs/analysis.md.
@@ -185,21 +186,27 @@ def feature_study(
     *,
     n_sims: int | None = None,
     on_simulation: Callable[[str], None] | None = None,
+    on_recorded: Callable[[int], None] | None = None,
 ) -> FeatureStudy:
-    """Simulate what the runs' stores miss, then the statistics over all their protocols."""
-    pending: dict[tuple[str, int], dict[str, list[SimulationFeatures]]] = {}
+    """Simulate what the runs' stores miss, then the statistics over all their protocols;
+    ``on_recorded`` gets the number of original simulations taken from the search's
+    records (a batch at a time)."""
 
-    def on_pair(protocol: Protocol, seed: int, original: SimResult, ablated: SimResult) -> None:
-        held = pending.setdefault((protocol.run, protocol.id), {c: [] for c in CONDITIONS})
-        held["original"].append(extract_result(original))
-        held["ablated"].append(extract_result(ablated))
+    def finish(
+        protocol: Protocol, pairs: Sequence[tuple[int, Tally, Tally]]
+    ) -> Mapping[str, Mapping[str, float | None]]:
+        return {
+            "original": pool([o for _, o, _ in pairs]),
+            "ablated": pool([a for _, _, a in pairs]),
+        }
 
-    def finish(protocol: Protocol) -> Mapping[str, Mapping[str, float | None]]:
-        held = pending.pop((protocol.run, protocol.id), {})
-        return {condition: pool(held.get(condition, [])) for condition in CONDITIONS}
-
-    errors = logged_pairs(
-        runs, on_pair, executor, finish=finish, n_sims=n_sims, on_simulation=on_simulation
+    errors = tallied_pairs(
+        runs,
+        finish,
+        executor,
+        n_sims=n_sims,
+        on_simulation=on_simulation,
+        on_recorded=on_recorded,
     )
     values: dict[tuple[str, int], dict[str, dict[str, float | None]]] = {}
     fitness: dict[tuple[str, int], float] = {}

@@ -7,7 +7,7 @@ travel), then pool them over seeds (:class:`Portrait`):
 
 - **flow**: delivered memories (those that passed the attention bottleneck) per sender ×
   recipient, successes and failures apart, and all of them per third of the game (the
-  thirds of :func:`tpdisc.analysis.features.window_of`); means per simulation;
+  thirds of :func:`tpdisc.sim.transmissions.window_of`); means per simulation;
 - **content** per step: memories delivered, the share that are successes, the rarity of
   their results (1 − share of agents owning it, as ``rarity_bias``), the share of successes
   whose result the recipient lacks (``item_novelty``), the shares where the recipient owns
@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 
-from tpdisc.analysis.features import acquisition_steps, events_of, window_of
 from tpdisc.domain.variants import Domain
 from tpdisc.errors import excerpt
 from tpdisc.executors.base import Executor
@@ -62,6 +61,7 @@ from tpdisc.sim.evaluate import prepare_simulation, sem
 from tpdisc.sim.game import SimResult, run_simulation
 from tpdisc.sim.log import AttemptHistory, TransmissionLog
 from tpdisc.sim.mechanism import NUMBERS, Mechanism, mean_mechanism
+from tpdisc.sim.transmissions import acquisition_steps, events_of, window_of
 
 CONDITIONS = ("protocol", "ablation", "asocial")
 THIRDS = ("early", "middle", "late")

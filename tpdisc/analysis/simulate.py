@@ -7,8 +7,14 @@ an evaluation's simulation and seeds, with its store in a folder of the caller's
 :func:`plan` says which simulations an analysis still lacks, given what the run's
 :class:`~tpdisc.analysis.store.AnalysisStore` holds; :func:`execute` runs all of them,
 for every run at once, in one batch on an executor, and stores each protocol's results in
-one transaction as soon as its last simulation is in. :func:`logged_pairs` is the data
-path of the behavioural features: full logged results, handed to a callback.
+one transaction as soon as its last simulation is in. :func:`tallied_pairs` is the data
+path of the behavioural features: each pair's tallies, handed to a callback.
+
+What the search recorded is not simulated again: a protocol's simulation on a seed the
+search kept (:mod:`tpdisc.sim.records`, under the same settings and code) gives its
+original outcome, schedule and tally, and only the schedule's replay runs (or nothing,
+when no replay is asked for). The numbers are those of a simulation run again: the
+records are the same simulations.
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ from tpdisc.search.archive import Archive, Candidate
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.loop import CONFIG_FILE
 from tpdisc.search.pick import run_references
+from tpdisc.sim import records
 from tpdisc.sim.config import EvaluationConfig, SimConfig, with_changes
-from tpdisc.sim.evaluate import AblatedTask, SimTask, prepare_simulation
+from tpdisc.sim.evaluate import AblatedTask, ReplayTask, SimTask, prepare_simulation
 from tpdisc.sim.game import SimResult
+from tpdisc.sim.records import SimRecord
+from tpdisc.sim.transmissions import Tally
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ class Run:
     domain: Domain = field(repr=False)
     settings: dict[str, Any]  # what, with a protocol and a seed, fixes a simulation
     protocols: tuple[Protocol, ...]
+    searched: bool = True  # a search's archive, which may hold its records
 
     @property
     def archive_path(self) -> Path:
@@ -76,6 +86,33 @@ class Run:
 
     def store(self) -> AnalysisStore:
         return AnalysisStore(self.archive_path)
+
+    def records(self, wanted: Mapping[int, Sequence[int]]) -> dict[int, dict[int, SimRecord]]:
+        """The search's records of ``wanted`` (seeds per protocol id) under this run's
+        settings, by protocol and seed; what it did not record is left out."""
+        if not self.searched or not wanted:
+            return {}
+        with Archive(self.archive_path, readonly=True) as archive:
+            rows = archive.records(records.settings_hash(self.settings), wanted)
+        sim = self.sim
+        out: dict[int, dict[int, SimRecord]] = {}
+        for pid, row in rows.items():
+            seeds = set(wanted[pid])
+            if not seeds & set(row.seeds):
+                continue
+            try:
+                decoded = records.decode(row.data, sim.n_agents, sim.n_steps, sim.bottleneck)
+            except records.RecordError as err:
+                raise ConfigError(
+                    f"{self.archive_path}: records row {pid}: column data: {err}"
+                ) from None
+            if [r.seed for r in decoded] != list(row.seeds):
+                raise ConfigError(
+                    f"{self.archive_path}: records row {pid}: column seeds: "
+                    f"{list(row.seeds)}, not the seeds of its data"
+                )
+            out[pid] = {r.seed: r for r in decoded if r.seed in seeds}
+        return out
 
 
 GIVEN = "given protocols"  # the run label of protocol files and baselines
@@ -109,9 +146,9 @@ def given_protocols(config: EvaluationConfig, graph: RecipeGraph, folder: str | 
         )
         for k, (spec, name) in enumerate(zip(specs, names, strict=True))
     )
-    settings = {"sim": config.sim.to_dict(), "recipes_sha256": graph.sha256}
+    settings = records.simulation_settings(config.sim, graph.sha256)
     search = SearchConfig(sims=config.sims, sim=config.sim, sandbox=config.sandbox)
-    return Run(path, search, config.sim, domain, settings, protocols)
+    return Run(path, search, config.sim, domain, settings, protocols, searched=False)
 
 
 def protocol_spec(config: SearchConfig, candidate: Candidate) -> ProtocolSpec:
@@ -173,14 +210,15 @@ def load_run(
         for c in rows
         if include_baselines or c.mode != "seed"
     )
-    settings = {"sim": sim.to_dict(), "recipes_sha256": graph.sha256}
+    settings = records.simulation_settings(sim, graph.sha256)
     return Run(path, config, sim, domain, settings, protocols)
 
 
-def summarise(result: SimResult, n_agents: int) -> SimSummary:
+def summarise(result: SimResult | SimRecord, n_agents: int) -> SimSummary:
+    """What an analysis keeps of a simulation, run now or recorded by the search."""
     return SimSummary(
         seed=result.seed,
-        final=result.final,
+        final=result.curve[-1],
         received=result.received,
         novel_received=result.novel_received,
         n_agents=n_agents,
@@ -190,13 +228,14 @@ def summarise(result: SimResult, n_agents: int) -> SimSummary:
 
 @dataclass(frozen=True)
 class Summarised:
-    """A simulation task (plain or with its ablated replay) that sends back only the
-    summaries, tagged with where they belong; a protocol's failure comes back as text,
-    so that one broken protocol does not end an analysis of thousands."""
+    """A simulation task (plain, with its ablated replay, or a recorded simulation's
+    replay alone) that sends back only the summaries, tagged with where they belong; a
+    protocol's failure comes back as text, so that one broken protocol does not end an
+    analysis of thousands."""
 
     run: int
     protocol_id: int
-    task: SimTask | AblatedTask
+    task: SimTask | AblatedTask | ReplayTask
 
     def __call__(self) -> tuple[int, int, int, tuple[SimSummary, ...] | str]:
         try:
@@ -216,7 +255,8 @@ class Summarised:
 @dataclass
 class Plan:
     """The simulations one analysis needs of one run: per protocol, the seeds wanted, what
-    the store holds already, and the seeds still to run."""
+    the store holds already, what the search recorded of the rest, and the seeds still
+    to run."""
 
     run: Run
     seeds: dict[int, tuple[int, ...]]  # protocol id -> seeds wanted
@@ -226,17 +266,28 @@ class Plan:
     replay: dict[int, dict[int, SimSummary]] = field(default_factory=dict)
     missing: dict[int, list[int]] = field(default_factory=dict)
     errors: dict[int, str] = field(default_factory=dict)
+    # of the missing seeds, the search's records: only their replays run
+    recorded: dict[int, dict[int, SimRecord]] = field(default_factory=dict)
 
     @property
     def n_missing(self) -> int:
+        """The simulations (or pairs) still to run."""
+        if not self.ablated:
+            return sum(len(s) - len(self.recorded.get(p, {})) for p, s in self.missing.items())
         return sum(len(s) for s in self.missing.values())
+
+    @property
+    def n_recorded(self) -> int:
+        """The missing simulations the search's records give."""
+        return sum(len(r) for r in self.recorded.values())
 
     def complete(self, protocol_id: int) -> bool:
         return protocol_id not in self.errors and not self.missing.get(protocol_id)
 
 
 def plan(run: Run, seeds: Mapping[int, Sequence[int]], *, ablated: bool) -> Plan:
-    """What ``seeds`` (per protocol id) need: the summaries stored, and what to run."""
+    """What ``seeds`` (per protocol id) need: the summaries stored, the search's records
+    of the rest, and what to run."""
     with run.store() as store:
         key = store.register(run.settings)
         shape = (run.sim.n_agents, run.sim.n_steps)  # what the settings say, checked
@@ -251,8 +302,24 @@ def plan(run: Run, seeds: Mapping[int, Sequence[int]], *, ablated: bool) -> Plan
         if todo:
             missing[pid] = todo
     return Plan(
-        run, {p: tuple(s) for p, s in seeds.items()}, ablated, key, original, replay, missing
+        run,
+        {p: tuple(s) for p, s in seeds.items()},
+        ablated,
+        key,
+        original,
+        replay,
+        missing,
+        recorded=run.records(missing),
     )
+
+
+def _task(p: Plan, pid: int, seed: int, spec: ProtocolSpec) -> SimTask | AblatedTask | ReplayTask:
+    record = p.recorded.get(pid, {}).get(seed)
+    if record is not None:
+        return ReplayTask(p.run.domain, p.run.sim, spec.name, record.schedule, seed)
+    if p.ablated:
+        return AblatedTask(p.run.domain, p.run.sim, spec, seed)
+    return SimTask(p.run.domain, p.run.sim, spec, seed)
 
 
 def execute(
@@ -262,21 +329,11 @@ def execute(
 ) -> None:
     """Run what ``plans`` miss, all in one batch, filling them in as results arrive; a
     protocol's summaries are stored (one transaction) as soon as all its seeds are in.
+    A seed the search recorded needs its replay only, or nothing without replays.
 
     ``on_simulation`` gets a label (the protocol's name) after each task.
     """
-    for p in plans:
-        if p.missing:
-            prepare_simulation(p.run.domain, p.run.sim)
     specs = [{q.id: q for q in p.run.protocols} for p in plans]
-    tasks: list[Summarised] = []
-    for k, p in enumerate(plans):
-        make = AblatedTask if p.ablated else SimTask
-        for pid, seeds in p.missing.items():
-            spec = specs[k][pid].spec
-            tasks.extend(Summarised(k, pid, make(p.run.domain, p.run.sim, spec, s)) for s in seeds)
-    if not tasks:
-        return
     stores = [p.run.store() if p.missing else None for p in plans]
     fresh: dict[tuple[int, int], list[tuple[int, tuple[SimSummary, ...]]]] = {}
 
@@ -286,16 +343,34 @@ def execute(
         if isinstance(got, str):
             p.errors.setdefault(pid, got)
         else:
+            record = p.recorded.get(pid, {}).get(seed)
+            if record is not None:  # the search's simulation, then the replay run now
+                got = (summarise(record, p.run.sim.n_agents), *got)
             fresh.setdefault((k, pid), []).append((seed, got))
         p.missing[pid].remove(seed)
         if not p.missing[pid]:
             del p.missing[pid]
             _finish(p, pid, fresh.pop((k, pid), []), stores[k])
-        if on_simulation is not None:
-            on_simulation(specs[k][pid].name)
 
+    tasks: list[Summarised] = []
     try:
-        executor.run(tasks, arrived)
+        for k, p in enumerate(plans):
+            if p.n_missing:
+                prepare_simulation(p.run.domain, p.run.sim)
+            for pid, seeds in list(p.missing.items()):
+                for seed in list(seeds):  # a recorded one leaves ``seeds`` as it arrives
+                    if not p.ablated and seed in p.recorded.get(pid, {}):
+                        arrived((k, pid, seed, ()))  # the record is the whole simulation
+                    else:
+                        tasks.append(Summarised(k, pid, _task(p, pid, seed, specs[k][pid].spec)))
+
+        def ran(out: tuple[int, int, int, tuple[SimSummary, ...] | str]) -> None:
+            arrived(out)
+            if on_simulation is not None:
+                on_simulation(specs[out[0]][out[1]].name)
+
+        if tasks:
+            executor.run(tasks, ran)
     finally:
         for store in stores:
             if store is not None:
@@ -318,93 +393,102 @@ def _finish(
         store.put(pid, p.key, rows)
 
 
-PairCallback = Callable[[Protocol, int, SimResult, SimResult], None]
-# Called once a protocol's pairs are all in; may return its features per condition
-# ({"original": {...}, "ablated": {...}}), which are then stored with its summaries.
-FinishCallback = Callable[[Protocol], Mapping[str, Mapping[str, float | None]] | None]
+# Called once a protocol's pairs are all in, with each seed's tallies (original, replay)
+# in seed order; may return its features per condition ({"original": {...}, "ablated":
+# {...}}), which are then stored with its summaries.
+FinishCallback = Callable[
+    [Protocol, Sequence[tuple[int, Tally, Tally]]], Mapping[str, Mapping[str, float | None]] | None
+]
 
 
-# Pairs sent to the executor at once by logged_pairs: whole protocols, so that the workers
-# wait for the slowest pair once per batch rather than once per protocol, while the logged
-# results the executor holds until a batch ends stay bounded (about 200 kB a pair).
-LOGGED_BATCH = 120
+# Pairs sent to the executor at once by tallied_pairs: whole protocols, so that the workers
+# wait for the slowest pair once per batch rather than once per protocol, while the
+# records the batch reads stay bounded.
+TALLIED_BATCH = 120
+
+Tallied = tuple[SimSummary, Tally]
 
 
 @dataclass(frozen=True)
-class LoggedPair:
-    """A logged simulation and its replay, tagged with its protocol's place in the batch;
-    a protocol's failure comes back as text, so that it does not end the batch."""
+class TalliedPair:
+    """A simulation and its replay (or, for a recorded simulation, the replay alone) with
+    their tallies, tagged with its protocol's place in the batch; a protocol's failure
+    comes back as text, so that it does not end the batch."""
 
     protocol: int
-    task: AblatedTask
+    task: AblatedTask | ReplayTask
 
-    def __call__(self) -> tuple[int, int, tuple[SimResult, SimResult] | str]:
+    def __call__(self) -> tuple[int, int, tuple[Tallied, ...] | str]:
         try:
-            return self.protocol, self.task.seed, self.task()
+            out = self.task()
         except ProtocolError as err:
             return self.protocol, self.task.seed, str(err)
+        results = out if isinstance(out, tuple) else (out,)
+        n_agents = self.task.config.n_agents
+        tallied = []
+        for result in results:
+            assert result.tally is not None  # the tasks are made with tally=True
+            tallied.append((summarise(result, n_agents), result.tally))
+        return self.protocol, self.task.seed, tuple(tallied)
 
 
-def logged_pairs(
+def tallied_pairs(
     runs: Sequence[Run],
-    on_pair: PairCallback,
+    finish: FinishCallback,
     executor: Executor,
     *,
-    finish: FinishCallback | None = None,
     n_sims: int | None = None,
     on_simulation: Callable[[str], None] | None = None,
+    on_recorded: Callable[[int], None] | None = None,
 ) -> dict[tuple[str, int], str]:
-    """For every protocol of ``runs``: its original and ablated simulations on its
-    evaluation seeds (the first ``n_sims`` of them, if given), transmission logs recorded,
-    handed to ``on_pair(protocol, seed, original, ablated)`` seed by seed once the
-    protocol's last pair is in.
+    """For every protocol of ``runs`` whose features are not stored yet: its original and
+    ablated simulations on its evaluation seeds (the first ``n_sims`` of them, if given),
+    each reduced to its tally where it runs, handed to ``finish(protocol, [(seed,
+    original, ablated), ...])`` in seed order once the protocol's last pair is in.
 
-    This is the data path of ``tpdisc analyze features``: ``on_pair`` accumulates the
-    events of a protocol, ``finish`` turns them into feature values per condition, which
-    are stored (kind ``features/CONDITION``, seed :data:`ALL_SEEDS`, with the seeds they
-    pool) in the same transaction as the protocol's summaries. With ``finish``, protocols
-    whose features over the same seeds are stored already are skipped, so an interrupted
-    analysis resumes; and an ablation over the same seeds later finds their pairs stored.
-    Protocols go to the executor a few at a time (:data:`LOGGED_BATCH` pairs), so that the
-    logs held at once stay bounded. Returns the failures, by (run, protocol id): a failing
-    protocol is neither handed over nor stored.
+    This is the data path of ``tpdisc analyze features``: ``finish`` turns the tallies
+    into feature values per condition, which are stored (kind ``features/CONDITION``,
+    seed :data:`ALL_SEEDS`, with the seeds they pool) in the same transaction as the
+    protocol's summaries; so an interrupted analysis resumes, and an ablation over the
+    same seeds later finds their pairs stored. A seed the search recorded runs its replay
+    only (``on_recorded`` gets the number of such seeds of each batch). Protocols go to
+    the executor a few at a time (:data:`TALLIED_BATCH` pairs). Returns the failures, by
+    (run, protocol id): a failing protocol is neither handed over nor stored.
     """
     errors: dict[tuple[str, int], str] = {}
     for run in runs:
-        errors.update(_logged_run(run, on_pair, executor, finish, n_sims, on_simulation))
+        errors.update(_tallied_run(run, finish, executor, n_sims, on_simulation, on_recorded))
     return errors
 
 
-def _logged_run(
+def _tallied_run(
     run: Run,
-    on_pair: PairCallback,
+    finish: FinishCallback,
     executor: Executor,
-    finish: FinishCallback | None,
     n_sims: int | None,
     on_simulation: Callable[[str], None] | None,
+    on_recorded: Callable[[int], None] | None,
 ) -> dict[tuple[str, int], str]:
-    """:func:`logged_pairs` of one run."""
+    """:func:`tallied_pairs` of one run."""
     errors: dict[tuple[str, int], str] = {}
     with run.store() as store:
         key = store.register(run.settings)
         todo: list[tuple[Protocol, tuple[int, ...]]] = []
         for protocol in run.protocols:
             seeds = protocol.seeds[:n_sims] if n_sims else protocol.seeds
-            if finish is None or not store.features(key, [protocol.id], seeds):
+            if not store.features(key, [protocol.id], seeds):
                 todo.append((protocol, tuple(seeds)))
         if todo:
             prepare_simulation(run.domain, run.sim)
 
-        def complete(protocol: Protocol, pairs: list[tuple[SimResult, SimResult]]) -> None:
+        def complete(protocol: Protocol, pairs: Sequence[tuple[int, Tallied, Tallied]]) -> None:
             rows: list[tuple[str, int, Any]] = []
-            for original, ablated in pairs:
-                for kind, result in ((ORIGINAL, original), (ABLATED, ablated)):
-                    summary = summarise(result, run.sim.n_agents)
-                    rows.append((kind, result.seed, summary.to_json()))
-                on_pair(protocol, original.seed, original, ablated)
-            features = finish(protocol) if finish is not None else None
+            for seed, original, ablated in pairs:
+                rows.append((ORIGINAL, seed, original[0].to_json()))
+                rows.append((ABLATED, seed, ablated[0].to_json()))
+            features = finish(protocol, [(seed, o[1], a[1]) for seed, o, a in pairs])
             for condition, values in (features or {}).items():
-                value = {"seeds": [o.seed for o, _ in pairs], "features": dict(values)}
+                value = {"seeds": [seed for seed, _, _ in pairs], "features": dict(values)}
                 rows.append((FEATURES + condition, ALL_SEEDS, value))
             store.put(protocol.id, key, rows)
 
@@ -413,40 +497,52 @@ def _logged_run(
         for k, (protocol, seeds) in enumerate(todo):
             batch.append((protocol, seeds))
             pairs += len(seeds)
-            if pairs >= LOGGED_BATCH or k == len(todo) - 1:
-                failed = _logged_batch(run, batch, complete, executor, on_simulation)
+            if pairs >= TALLIED_BATCH or k == len(todo) - 1:
+                failed = _tallied_batch(run, batch, complete, executor, on_simulation, on_recorded)
                 errors.update({(p.run, p.id): error for p, error in failed})
                 batch, pairs = [], 0
     return errors
 
 
-def _logged_batch(
+def _tallied_batch(
     run: Run,
     batch: Sequence[tuple[Protocol, tuple[int, ...]]],
-    complete: Callable[[Protocol, list[tuple[SimResult, SimResult]]], None],
+    complete: Callable[[Protocol, Sequence[tuple[int, Tallied, Tallied]]], None],
     executor: Executor,
     on_simulation: Callable[[str], None] | None,
+    on_recorded: Callable[[int], None] | None,
 ) -> list[tuple[Protocol, str]]:
-    """The logged pairs of a few protocols in one run of the executor, each protocol's
-    handed to ``complete`` in seed order when its last is in; returns the protocols that
-    failed, each with the failure of its first failing seed."""
-    tasks = [
-        LoggedPair(k, AblatedTask(run.domain, run.sim, protocol.spec, seed, record_log=True))
-        for k, (protocol, seeds) in enumerate(batch)
-        for seed in seeds
-    ]
-    pairs: list[dict[int, tuple[SimResult, SimResult]]] = [{} for _ in batch]
+    """The pairs of a few protocols in one run of the executor, each protocol's handed to
+    ``complete`` in seed order when its last is in; returns the protocols that failed,
+    each with the failure of its first failing seed."""
+    recorded = run.records({protocol.id: seeds for protocol, seeds in batch})
+    tasks = []
+    for k, (protocol, seeds) in enumerate(batch):
+        for seed in seeds:
+            record = recorded.get(protocol.id, {}).get(seed)
+            task: AblatedTask | ReplayTask = (
+                AblatedTask(run.domain, run.sim, protocol.spec, seed, tally=True)
+                if record is None
+                else ReplayTask(run.domain, run.sim, protocol.name, record.schedule, seed, True)
+            )
+            tasks.append(TalliedPair(k, task))
+    if on_recorded is not None:
+        on_recorded(sum(len(r) for r in recorded.values()))
+    pairs: list[dict[int, tuple[Tallied, Tallied]]] = [{} for _ in batch]
     failures: list[dict[int, str]] = [{} for _ in batch]
 
-    def arrived(result: tuple[int, int, tuple[SimResult, SimResult] | str]) -> None:
-        k, seed, pair = result
+    def arrived(result: tuple[int, int, tuple[Tallied, ...] | str]) -> None:
+        k, seed, got = result
         protocol, seeds = batch[k]
-        if isinstance(pair, str):
-            failures[k][seed] = pair
+        if isinstance(got, str):
+            failures[k][seed] = got
         else:
-            pairs[k][seed] = pair
+            record = recorded.get(protocol.id, {}).get(seed)
+            if record is not None:  # the search's simulation, then the replay run now
+                got = ((summarise(record, run.sim.n_agents), record.tally), *got)
+            pairs[k][seed] = (got[0], got[1])
             if len(pairs[k]) == len(seeds):
-                complete(protocol, [pairs[k][s] for s in seeds])
+                complete(protocol, [(s, *pairs[k][s]) for s in seeds])
         if on_simulation is not None:
             on_simulation(protocol.name)
 

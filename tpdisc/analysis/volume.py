@@ -7,8 +7,10 @@ memory (past the bottleneck) of a pair the learner had not attempted itself by t
 it receives it, its own attempt of that step included, since attempts come before
 delivery. A pair received again while still untried counts again.
 
-The archive does not keep that count, so the protocols are re-simulated on their own
-evaluation seeds (results stored; see :mod:`tpdisc.analysis.store`). The fitness is the
+The archive's protocol rows do not keep that count, so it comes from the search's records
+of their simulations (:mod:`tpdisc.sim.records`) or, where it kept none, the protocols are
+re-simulated on their own evaluation seeds (results stored; see
+:mod:`tpdisc.analysis.store`). The fitness is the
 mean final coverage of those same simulations: the archive's fitness whenever the
 settings are the run's own (simulations are deterministic), and still consistent with
 the counts under ``n_steps``/``n_sims`` overrides; the archive's value is kept beside it.
@@ -80,14 +82,18 @@ def volume_study(
     n_sims: int | None = None,
     on_start: Callable[[int], None] | None = None,
     on_simulation: Callable[[str], None] | None = None,
+    on_recorded: Callable[[int], None] | None = None,
 ) -> VolumeResult:
-    """Every protocol of ``runs`` on its evaluation seeds (the first ``n_sims`` of them)."""
+    """Every protocol of ``runs`` on its evaluation seeds (the first ``n_sims`` of them);
+    those the search recorded are taken from its records (``on_recorded`` gets how many)."""
     plans = []
     for run in runs:
         wanted = {p.id: p.seeds[:n_sims] if n_sims else p.seeds for p in run.protocols}
         plans.append(plan(run, wanted, ablated=False))
     if on_start is not None:
         on_start(sum(p.n_missing for p in plans))
+    if on_recorded is not None:
+        on_recorded(sum(p.n_recorded for p in plans))
     execute(plans, executor, on_simulation)
     points: list[VolumePoint] = []
     failed: dict[str, str] = {}

@@ -156,11 +156,20 @@ def run_in_worker(payload: Payload, blobs: Sequence[bytes]) -> object:
     """:func:`run_payload` in a worker process. What the worker keeps from its first task
     of a kind on (the modules and kernels it loaded, the recipe graph, the agents' prior:
     some 200,000 objects) then leaves the cyclic collector's reach, which walked all of it
-    at each full collection: 3.8 ms of a 75 ms simulation on average, 0.7 ms after. It is
-    collected first, so that no garbage of the task is kept."""
-    fresh = any(key not in _worker_cache for key in payload.keys)
-    result = run_payload(payload, blobs)
-    if fresh:
-        gc.collect()
+    at each full collection: 3.8 ms of a 75 ms simulation on average, 0.7 ms after.
+
+    During that first task only the young generations are collected (loading the kernels
+    leaves some garbage there), and after it too, before the freeze: the full collections
+    a worker's first simulation triggered (or one forced after it) took 50-350 ms a
+    worker, which a short command waits for: 8 % of ``tpdisc evaluate --sims 30`` (issue
+    48). What reaches the oldest generation meanwhile is kept."""
+    if all(key in _worker_cache for key in payload.keys):
+        return run_payload(payload, blobs)
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(young, middle, 1 << 30)  # no full collection meanwhile
+    try:
+        return run_payload(payload, blobs)
+    finally:
+        gc.collect(1)
         gc.freeze()
-    return result
+        gc.set_threshold(young, middle, old)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
+
+import numpy as np
 
 # (teacher, learner, number of memories sent, before the attention bottleneck)
 Transfer = tuple[int, int, int]
@@ -45,3 +48,23 @@ class Schedule:
     @classmethod
     def from_json(cls, data: list[list[list[int]]]) -> Schedule:
         return cls([[(int(t), int(learner), int(n)) for t, learner, n in step] for step in data])
+
+    def packed(self) -> PackedSchedule:
+        sizes = np.fromiter(map(len, self.steps), dtype=np.int64, count=len(self.steps))
+        flat = chain.from_iterable(chain.from_iterable(self.steps))
+        transfers = np.fromiter(flat, dtype=np.int64, count=3 * int(sizes.sum()))
+        return PackedSchedule(sizes, transfers.reshape(-1, 3))
+
+
+@dataclass(frozen=True, eq=False)
+class PackedSchedule:
+    """A :class:`Schedule` as two arrays, a few kB where the lists take tens: how many
+    transfers each step has, and every transfer ``(teacher, learner, count)`` in order."""
+
+    sizes: np.ndarray  # (steps,)
+    transfers: np.ndarray  # (transfers, 3)
+
+    def unpacked(self) -> Schedule:
+        rows = list(map(tuple, self.transfers.tolist()))
+        ends = np.cumsum(self.sizes).tolist()
+        return Schedule([rows[a:b] for a, b in zip([0, *ends], ends, strict=False)])

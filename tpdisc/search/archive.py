@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +95,18 @@ CREATE TABLE IF NOT EXISTS rescores (
     sem REAL NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (protocol_id, seeds)
+);
+-- Added with the search's records (issue 48): a valid protocol's simulations on the seeds
+-- the run keeps for its analyses (tpdisc.sim.records: outcome, schedule, transmission
+-- tally), written in the iteration's transaction, under the settings they were simulated
+-- with and the code they ran. An archive without the table (older runs, opened read-only)
+-- has no records, and its analyses simulate everything, as before it.
+CREATE TABLE IF NOT EXISTS records (
+    protocol_id INTEGER PRIMARY KEY REFERENCES protocols(id),
+    settings TEXT NOT NULL,
+    code_sha256 TEXT NOT NULL,
+    seeds TEXT NOT NULL,
+    data BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS llm_calls (
     id INTEGER PRIMARY KEY,
@@ -400,6 +412,16 @@ class Rescore:
 
 
 @dataclass(frozen=True)
+class RecordRow:
+    """A protocol's records as the archive keeps them: under the hash of the settings
+    they were simulated with, the seeds, and the bytes of :func:`tpdisc.sim.records.encode`."""
+
+    settings: str
+    seeds: tuple[int, ...]
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Totals:
     """Counts of a run: ``valid``, ``invalid`` and ``duplicates`` are the search's own
     protocols; the baselines it was seeded with are counted apart (``seeds``)."""
@@ -463,9 +485,15 @@ class Archive(Database):
             return self._insert(db, candidate)
 
     def finish_iteration(
-        self, iteration: int, mode: str, candidates: Sequence[Candidate], note: str = ""
+        self,
+        iteration: int,
+        mode: str,
+        candidates: Sequence[Candidate],
+        note: str = "",
+        records: Mapping[str, RecordRow] | None = None,
     ) -> int | None:
-        """Store an iteration's candidates and mark it done, all in one transaction.
+        """Store an iteration's candidates and mark it done, all in one transaction, with
+        the ``records`` of its valid protocol (by candidate name), if given.
 
         Repairs point at the candidate they repair (``repair_of``); ids are filled in as
         rows are written. Returns the id of the iteration's valid protocol, if any.
@@ -479,6 +507,18 @@ class Archive(Database):
                 previous = self._insert(db, candidate)
                 if candidate.status == "valid":
                     accepted = previous
+                    kept = (records or {}).get(candidate.name)
+                    if kept is not None and candidate.code_sha256 is not None:
+                        db.execute(
+                            "INSERT INTO records VALUES (?, ?, ?, ?, ?)",
+                            (
+                                previous,
+                                kept.settings,
+                                candidate.code_sha256,
+                                json.dumps(list(kept.seeds)),
+                                kept.data,
+                            ),
+                        )
             outcome = candidates[-1].status if candidates else "no-candidate"
             db.execute(
                 "INSERT INTO iterations VALUES (?, ?, ?, ?, ?, ?)",
@@ -740,6 +780,46 @@ class Archive(Database):
                 created_at=data["created_at"],
             )
         return latest
+
+    def _has_table(self, name: str) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)
+        ).fetchone()
+        return row is not None
+
+    def records(self, settings: str, ids: Iterable[int]) -> dict[int, RecordRow]:
+        """The records of the protocols ``ids`` kept under ``settings`` (by id), of the
+        code each protocol row holds; protocols without any are left out."""
+        if not self._has_table("records"):  # an older archive, opened read-only
+            return {}
+        wanted = sorted(set(ids))
+        out: dict[int, RecordRow] = {}
+        for start in range(0, len(wanted), 500):  # SQLite caps a statement's parameters
+            chunk = wanted[start : start + 500]
+            rows = self.db.execute(
+                "SELECT r.protocol_id, r.seeds, r.data FROM records r JOIN protocols p"
+                " ON p.id = r.protocol_id AND p.code_sha256 = r.code_sha256"
+                f" WHERE r.settings = ? AND r.protocol_id IN ({', '.join('?' * len(chunk))})",
+                [settings, *chunk],
+            )
+            for pid, seeds_text, data in rows:
+                row = f"records row {excerpt(pid, 24)}"
+                seeds = _decoded(self.path, row, "seeds", seeds_text)
+                if not _list_of(lambda v: _is_int(v) and v >= 0)(seeds):
+                    raise bad_value(self.path, row, "seeds", "a JSON list of seeds", seeds)
+                if not isinstance(data, bytes):
+                    raise bad_value(self.path, row, "data", "bytes", data)
+                out[int(pid)] = RecordRow(settings, tuple(seeds), data)
+        return out
+
+    def record_sizes(self) -> tuple[int, int]:
+        """How many protocols have records, and their bytes together."""
+        if not self._has_table("records"):
+            return 0, 0
+        count, size = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(length(data)), 0) FROM records"
+        ).fetchone()
+        return int(count), int(size)
 
     def spent(self) -> float:
         row = self.db.execute("SELECT COALESCE(SUM(cost), 0) FROM llm_calls").fetchone()

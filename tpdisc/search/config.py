@@ -34,7 +34,7 @@ LEGACY: dict[str, Any] = {
 RACE_Z = 2.0
 
 # Settings a resumed run may change: they do not alter what a protocol's fitness means.
-RESUMABLE_CHANGES = ("iterations", "llm", "executor", "batch")
+RESUMABLE_CHANGES = ("iterations", "llm", "executor", "batch", "record_seeds")
 
 # Where the settings of files written before the config tree (tpdisc ≤ 0.1) now live.
 _FLAT_SETTINGS = {
@@ -85,6 +85,10 @@ class SearchConfig:
     # The offline proposer's children of a parent per improve iteration, of which a model
     # of the archive's fitness picks the one to score (1: no model, the first child).
     surrogate_screen: int = 24
+    # The evaluation seeds on which each valid protocol's simulations are kept for the
+    # analyses (its schedule, outcome and transmission tally: tpdisc.sim.records), so that
+    # they need not run them again. None: every seed; empty: none.
+    record_seeds: tuple[int, ...] | None = None
     proposer: str = "offline"
     sim: SimConfig = field(default_factory=SimConfig)
     sandboxed: bool = True
@@ -123,6 +127,8 @@ class SearchConfig:
             raise ConfigError(f"p_improve must lie in [0, 1], got {self.p_improve}")
         if self.max_repairs < 0:
             raise ConfigError(f"max_repairs must not be negative, got {self.max_repairs}")
+        if any(seed < 0 for seed in self.record_seeds or ()):
+            raise ConfigError(f"record_seeds must not be negative, got {self.record_seeds}")
         if self.proposer not in PROPOSERS:
             raise ConfigError(
                 f"unknown proposer {self.proposer!r}; choose from {', '.join(PROPOSERS)}"
@@ -137,6 +143,13 @@ class SearchConfig:
     @property
     def seeds(self) -> list[int]:
         return list(range(self.sims))
+
+    @property
+    def recorded_seeds(self) -> tuple[int, ...]:
+        """The evaluation seeds whose simulations are kept for the analyses."""
+        if self.record_seeds is None:
+            return tuple(self.seeds)
+        return tuple(s for s in self.seeds if s in self.record_seeds)
 
     @property
     def races(self) -> bool:
@@ -186,9 +199,9 @@ class SearchConfig:
         """This stored config with the settings given on resumption (a nested mapping, as
         in the file; None: not given).
 
-        Only the number of iterations, the LLM connection, the executor and the batch may
-        change;
-        asking for a different value of anything else is an error naming the setting.
+        Only the number of iterations, the LLM connection, the executor, the batch and the
+        seeds recorded for the analyses may change; asking for a different value of
+        anything else is an error naming the setting.
         """
         stored = flatten(encode(self))
         merged = encode(self)

@@ -23,7 +23,7 @@ from tpdisc.executors.base import Executor
 from tpdisc.llm_client import BudgetExceededError, LLMError
 from tpdisc.protocols.baselines import DESCRIPTIONS, STANDARD_BASELINES
 from tpdisc.safefiles import hold_folder
-from tpdisc.search.archive import Archive, Candidate
+from tpdisc.search.archive import Archive, Candidate, RecordRow
 from tpdisc.search.config import SearchConfig
 from tpdisc.search.prompts import baseline_source
 from tpdisc.search.proposers import (
@@ -35,6 +35,7 @@ from tpdisc.search.proposers import (
 )
 from tpdisc.search.selection import contrasts, lineage_of, thompson_parent
 from tpdisc.search.validation import CandidateEvaluator, Race, Scored
+from tpdisc.sim import records
 
 CONFIG_FILE = "config.yaml"
 
@@ -137,6 +138,10 @@ class SearchLoop:
             self._lock.close()
             raise
         self.evaluator = CandidateEvaluator(domain, config, executor, on_simulation)
+        sim = config.sim_config()
+        self.record_settings = records.settings_hash(
+            records.simulation_settings(sim, domain.graph.sha256)
+        )
         self.on_event = on_event
         try:
             self._check_recipes()
@@ -326,11 +331,23 @@ class SearchLoop:
         self._record_call(iteration, request.mode, proposal)
         return _Plan(iteration, rng, request, proposal)
 
-    def _attempts(self, plan: _Plan, first: Scored | None = None) -> list[Candidate]:
+    def _kept(self, scored: Scored) -> RecordRow | None:
+        """What the archive keeps of a valid protocol's simulations for the analyses."""
+        if not scored.records:
+            return None
+        sim = self.config.sim
+        data = records.encode(scored.records, sim.n_agents, sim.n_steps)
+        return RecordRow(self.record_settings, tuple(r.seed for r in scored.records), data)
+
+    def _attempts(
+        self, plan: _Plan, first: Scored | None = None
+    ) -> tuple[list[Candidate], dict[str, RecordRow]]:
         """The plan's proposal and its repairs, until one is valid or a duplicate, or the
-        repairs run out; ``first``: the first proposal's score, if already computed."""
+        repairs run out, with the records of the valid one; ``first``: the first
+        proposal's score, if already computed."""
         request, proposal, rng = plan.request, plan.proposal, plan.rng
         rows: list[Candidate] = []
+        kept: dict[str, RecordRow] = {}
         for attempt in range(self.config.max_repairs + 1):
             row = self._row(request, attempt, proposal, "invalid")
             rows.append(row)
@@ -351,16 +368,22 @@ class SearchLoop:
                 if scored.error is None:
                     row.status = "raced" if scored.raced else "valid"
                     self._fill_fitness(row, scored)
+                    record = self._kept(scored) if row.status == "valid" else None
+                    if record is not None:
+                        kept[row.name] = record
                     break
                 row.error = scored.error
             if attempt == self.config.max_repairs:
                 break
             proposal = self.proposer.repair(request, proposal, row.error, rng)
             self._record_call(request.iteration, "repair", proposal)
-        return rows
+        return rows, kept
 
-    def _finish(self, plan: _Plan, rows: list[Candidate]) -> Candidate:
-        self.archive.finish_iteration(plan.iteration, plan.request.mode, rows)
+    def _finish(
+        self, plan: _Plan, attempts: tuple[list[Candidate], dict[str, RecordRow]]
+    ) -> Candidate:
+        rows, kept = attempts
+        self.archive.finish_iteration(plan.iteration, plan.request.mode, rows, records=kept)
         cut_off = tuple(
             f"{row.name}: {row.error.removesuffix(CUT_OFF_REQUEST)}; raise --max-tokens "
             "(llm.max_tokens) if answers keep being cut off"

@@ -23,6 +23,7 @@ from tpdisc.sandbox import SandboxedSource, precheck
 from tpdisc.search.config import RACE_Z, SearchConfig
 from tpdisc.sim.evaluate import Evaluation, evaluate
 from tpdisc.sim.game import SimResult, run_simulation
+from tpdisc.sim.records import SimRecord
 
 CHECK_SEED = 0
 
@@ -57,6 +58,8 @@ class Scored:
     raced: bool = False  # stopped after the first round of a race: ``evaluation`` is partial
     # stopped there too, as this protocol's twin: it gave the same results on those seeds
     twin: int | None = None
+    # its simulations on the seeds the run records for the analyses, in seed order
+    records: tuple[SimRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,14 +99,21 @@ class CandidateEvaluator:
     def spec(self, name: str, code: str) -> SourceProtocol:
         return self.source_spec(self.config, name, code)
 
-    def _evaluate(self, spec: ProtocolSpec, race: Race | None = None) -> Scored:
+    def _evaluate(
+        self, spec: ProtocolSpec, race: Race | None = None, record: bool = False
+    ) -> Scored:
         """``spec``'s fitness on every seed; in a ``race``, first on the race's first
         seeds, stopping there when clearly below its bar (``raced``) or a twin of a
-        protocol scored before (``twin``)."""
+        protocol scored before (``twin``). With ``record``, its simulations on the seeds
+        the run records come back too (``records``)."""
         logs: dict[int, list[dict[str, Any]]] = {}
+        records: dict[int, SimRecord] = {}
+        tally_seeds = frozenset(self.config.recorded_seeds if record else ())
 
         def collect(result: SimResult) -> None:
             logs[result.seed] = result.protocol_logs
+            if result.tally is not None:
+                records[result.seed] = SimRecord.of(result)
             if self.on_simulation is not None:
                 self.on_simulation()
 
@@ -115,6 +125,7 @@ class CandidateEvaluator:
                 seeds,
                 executor=self.executor,
                 on_result=collect,
+                tally_seeds=tally_seeds,
             )
 
         seeds = self.config.seeds
@@ -127,7 +138,8 @@ class CandidateEvaluator:
         if partial and not raced and twin is None:
             evaluation = Evaluation.concat([evaluation, run(seeds[len(first) :])])
         logs_seen = [logs.get(s, []) for s in evaluation.seeds]
-        return Scored(evaluation=evaluation, logs=logs_seen, raced=raced, twin=twin)
+        kept = tuple(records[s] for s in sorted(records))
+        return Scored(evaluation=evaluation, logs=logs_seen, raced=raced, twin=twin, records=kept)
 
     def check(self, name: str, code: str) -> str | None:
         """The reason ``code`` cannot be a protocol, or None if a short game runs fine."""
@@ -149,7 +161,7 @@ class CandidateEvaluator:
         if error is not None:
             return Scored(error=error)
         try:
-            return self._evaluate(self.spec(name, code), race)
+            return self._evaluate(self.spec(name, code), race, record=True)
         except ProtocolError as err:
             return Scored(error=error_text(err))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +15,7 @@ from tpdisc.executors.base import Executor, Task
 from tpdisc.executors.process import ProcessExecutor
 from tpdisc.protocols.ablation import ReplayProtocol
 from tpdisc.protocols.interface import ProtocolSpec
+from tpdisc.protocols.schedule import PackedSchedule
 from tpdisc.sim.accounting import Accounting, mean_accounting
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.game import SimResult, run_simulation
@@ -190,6 +191,7 @@ class SimTask:
     seed: int
     record_log: bool = False
     log_to: Path | None = None  # stream the log to log_file(log_to, seed) where it runs
+    tally: bool = False  # SimResult.tally: what the behavioural features need
 
     def __call__(self) -> SimResult:
         path = None if self.log_to is None else log_file(self.log_to, self.seed)
@@ -200,6 +202,7 @@ class SimTask:
             self.seed,
             record_log=self.record_log,
             log_path=path,
+            tally=self.tally,
         )
 
 
@@ -220,16 +223,21 @@ def evaluate(
     on_result: Callable[[SimResult], None] | None = None,
     record_log: bool = False,
     log_to: Path | None = None,
+    tally_seeds: Collection[int] = (),
 ) -> Evaluation:
     """Run ``protocol`` once per seed and gather the final coverages and curves.
 
     With ``record_log``, each :class:`SimResult` passed to ``on_result`` carries its
     transmission log (the returned :class:`Evaluation` keeps only summaries). With
     ``log_to``, each simulation streams its log to ``log_to``-seedN.parquet instead, from
-    the process that runs it (a Ray cluster's nodes need that folder shared).
+    the process that runs it (a Ray cluster's nodes need that folder shared). The results
+    of ``tally_seeds`` carry their tally (:mod:`tpdisc.sim.transmissions`).
     """
     prepare_simulation(domain, config)
-    tasks = [SimTask(domain, config, protocol, s, record_log, log_to) for s in seeds]
+    tasks = [
+        SimTask(domain, config, protocol, s, record_log, log_to, tally=s in tally_seeds)
+        for s in seeds
+    ]
     results = run_tasks(tasks, executor, on_result)
     return Evaluation.from_results(protocol.name, results, config.n_agents)
 
@@ -244,6 +252,7 @@ class AblatedTask:
     seed: int
     record_log: bool = False
     log_to: Path | None = None  # as SimTask's; the replay's log gets "-ablated"
+    tally: bool = False  # as SimTask's, for both
 
     def __call__(self) -> tuple[SimResult, SimResult]:
         log = self.record_log
@@ -251,13 +260,47 @@ class AblatedTask:
         if self.log_to is not None:
             paths = (log_file(self.log_to, self.seed), log_file(self.log_to, self.seed, True))
         original = run_simulation(
-            self.domain, self.config, self.protocol, self.seed, record_log=log, log_path=paths[0]
+            self.domain,
+            self.config,
+            self.protocol,
+            self.seed,
+            record_log=log,
+            log_path=paths[0],
+            tally=self.tally,
         )
-        replay = ReplayProtocol(f"{self.protocol.name} (ablated)", original.schedule)
+        replay = ReplayProtocol(replay_name(self.protocol.name), original.schedule)
         ablated = run_simulation(
-            self.domain, self.config, replay, self.seed, record_log=log, log_path=paths[1]
+            self.domain,
+            self.config,
+            replay,
+            self.seed,
+            record_log=log,
+            log_path=paths[1],
+            tally=self.tally,
         )
         return original, ablated
+
+
+def replay_name(name: str) -> str:
+    return f"{name} (ablated)"
+
+
+@dataclass(frozen=True)
+class ReplayTask:
+    """The schedule replay of a simulation whose outcome is known already (recorded by the
+    search that scored it: :mod:`tpdisc.sim.records`), alone: the second half of an
+    :class:`AblatedTask`, the same simulation."""
+
+    domain: Domain
+    config: SimConfig
+    name: str  # the protocol's
+    schedule: PackedSchedule  # unpacked where it runs: a few kB to send, not tens
+    seed: int
+    tally: bool = False
+
+    def __call__(self) -> SimResult:
+        replay = ReplayProtocol(replay_name(self.name), self.schedule.unpacked())
+        return run_simulation(self.domain, self.config, replay, self.seed, tally=self.tally)
 
 
 def evaluate_ablated(

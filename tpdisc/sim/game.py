@@ -47,7 +47,9 @@ from tpdisc.sim.recorders import (
     MechanismRecorder,
     Recorder,
     ScheduleRecorder,
+    TallyRecorder,
 )
+from tpdisc.sim.transmissions import Tally
 
 
 @dataclass
@@ -69,6 +71,8 @@ class SimResult:
     # with record_log: every agent's own attempts, so that the states behind each logged
     # memory can be rebuilt (behavioural features); None in ordinary runs
     history: AttemptHistory | None = None
+    # with tally: what the behavioural features need of the transmissions, without the log
+    tally: Tally | None = None
 
     @property
     def final(self) -> int:
@@ -246,13 +250,16 @@ def run_simulation(
     log_path: str | Path | None = None,
     on_step: Callable[[int, int], None] | None = None,
     recorders: Sequence[Recorder] = (),
+    tally: bool = False,
 ) -> SimResult:
     """Play one game of ``config.n_steps`` steps under ``protocol``; reproducible from seed.
 
     ``record_log`` keeps the transmission log in ``SimResult.log`` and every agent's attempts
     in ``SimResult.history``; ``log_path`` streams the log to that Parquet file instead (with
-    element names), holding none of it in memory. ``recorders`` watch the game beside the
-    standard ones (:mod:`tpdisc.sim.recorders`); they are told of every step.
+    element names), holding none of it in memory. ``tally`` puts what the behavioural
+    features need of the transmissions in ``SimResult.tally`` (a few numbers: see
+    :mod:`tpdisc.sim.transmissions`). ``recorders`` watch the game beside the standard ones
+    (:mod:`tpdisc.sim.recorders`); they are told of every step.
     """
     game = Game(domain, config, seed)
     schedule = ScheduleRecorder()
@@ -266,6 +273,9 @@ def run_simulation(
     elif record_log:
         log = TransmissionLog()
         game.recorders.append(LogRecorder(log))
+    tallied = TallyRecorder(game.starts, game.graph.n_elements) if tally else None
+    if tallied is not None:
+        game.recorders.append(tallied)
     game.recorders += recorders
     try:
         curve, protocol_logs = _play(game, config, protocol, on_step)
@@ -285,6 +295,7 @@ def run_simulation(
             mechanism=counters.mechanism([s.inventory for s in game.states]),
             accounting=counters.accounting(),
             history=attempt_history(game) if record_log else None,
+            tally=tallied.tally() if tallied is not None else None,
         )
     except BaseException:
         if writer is not None:

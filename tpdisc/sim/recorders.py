@@ -7,13 +7,14 @@ never changes the game. A new measure is a new recorder passed to
 
 Every simulation has a :class:`ScheduleRecorder` and a :class:`MechanismRecorder`; one
 with a log adds a :class:`LogRecorder` (in memory, or streamed to Parquet with
-``log_path``). The attempt history needs no recorder: it is the
-agents' own memories, which the game keeps anyway.
+``log_path``), one with a tally a :class:`TallyRecorder`. The attempt history needs no
+recorder: it is the agents' own memories, which the game keeps anyway.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
 from typing import Protocol
 
 from tpdisc.agents.base import FAILED, Agent, Memory
@@ -21,8 +22,9 @@ from tpdisc.protocols.exchanges import Exchanges
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.sim import accounting
 from tpdisc.sim.accounting import Accounting
-from tpdisc.sim.log import ParquetLogWriter, TransmissionLog
+from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
+from tpdisc.sim.transmissions import Tally, deliveries, tally
 
 # The accounting's ways and outcomes as positions in an agent's counts (way · outcomes +
 # outcome), bound here once: the game's recorder reads them a few times per attempt.
@@ -196,3 +198,34 @@ class LogRecorder:
     def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
         for learner, entries, sent, kept, _ in deliveries:
             self.sink.extend(step, learner, entries, sent, kept)
+
+
+class TallyRecorder:
+    """What the behavioural features need of a game, without its log: each step's attempts
+    and, per learner, the ``(teacher, memory index)`` entries that passed the bottleneck,
+    in plain lists; :meth:`tally` reduces them at the end
+    (:func:`tpdisc.sim.transmissions.tally`, the same as from the whole log)."""
+
+    def __init__(self, starts: Sequence[Sequence[int]], n_elements: int) -> None:
+        self.starts = tuple(tuple(s) for s in starts)
+        self.n_elements = n_elements
+        self.attempts: list[Sequence[Memory]] = []
+        self.rows: list[tuple[int, int, int]] = []  # (step, learner, entries delivered)
+        self.entries: list[tuple[int, int]] = []
+
+    def attempted(self, step: int, memories: Sequence[Memory]) -> None:
+        self.attempts.append(memories)
+
+    def delivered(self, step: int, exchanges: Exchanges, deliveries: Sequence[Delivery]) -> None:
+        for learner, entries, _, kept, _ in deliveries:
+            if kept is not None:
+                entries = list(compress(entries, kept))
+            if entries:
+                self.rows.append((step, learner, len(entries)))
+                self.entries.extend(entries)
+
+    def history(self) -> AttemptHistory:
+        return AttemptHistory(self.n_elements, self.starts, tuple(zip(*self.attempts, strict=True)))
+
+    def tally(self) -> Tally:
+        return tally(deliveries(self.rows, self.entries), self.history())

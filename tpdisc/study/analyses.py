@@ -3,6 +3,8 @@ behavioural features, volume and code embeddings.
 
 They re-simulate through :mod:`tpdisc.analysis`, which stores each protocol's results in
 its run's archive as soon as they are in: a killed stage resumes protocol by protocol.
+What the searches recorded of their own simulations is not run again (only the replays of
+the ablated condition are): the stage log counts it apart.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def ablation_stage(ctx: StudyContext) -> dict[str, Any]:
             compare_seeds=COMPARE_SEEDS[: stage.sims],
             on_start=start,
             on_simulation=advance,
+            on_recorded=ctx.ui.reuse,
         )
     ablation_figure(result, ctx.folder.figure("ablation.png"))
     return dict(_labelled(ctx, result.to_json()))
@@ -79,7 +82,9 @@ def features_stage(ctx: StudyContext) -> dict[str, Any]:
     runs = _open(ctx, ctx.runs_of(stage.runs))
     total = sum(len(seeds) for seeds in missing_features(runs, stage.sims).values())
     with ctx.ui.progress(total, "features") as advance:
-        study = feature_study(runs, ctx.executor, n_sims=stage.sims, on_simulation=advance)
+        study = feature_study(
+            runs, ctx.executor, n_sims=stage.sims, on_simulation=advance, on_recorded=ctx.ui.reuse
+        )
     feature_figure(study, ctx.folder.figure("features.png"))
     return dict(_labelled(ctx, study.to_json()))
 
@@ -89,7 +94,12 @@ def volume_stage(ctx: StudyContext) -> dict[str, Any]:
     runs = _open(ctx, ctx.runs_of(stage.runs))
     with _late_progress(ctx, "volume") as (start, advance):
         result = volume_study(
-            runs, ctx.executor, n_sims=stage.sims, on_start=start, on_simulation=advance
+            runs,
+            ctx.executor,
+            n_sims=stage.sims,
+            on_start=start,
+            on_simulation=advance,
+            on_recorded=ctx.ui.reuse,
         )
     volume_figure(result, ctx.folder.figure("volume.png"))
     return dict(_labelled(ctx, result.to_json()))

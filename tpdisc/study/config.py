@@ -162,13 +162,31 @@ class StudyConfig:
         return self.long_steps
 
     def run_config(self, generation_only: bool, index: int) -> SearchConfig:
-        """The search of run ``index`` (0-based) of its kind: its own proposer seed."""
+        """The search of run ``index`` (0-based) of its kind: its own proposer seed, and
+        the seeds it keeps records of for the analyses (unless ``search.record_seeds``
+        says): those the study's features, volume and ablation use of that kind of run."""
+        record_seeds = self.search.record_seeds
+        if record_seeds is None:
+            record_seeds = self.analysed_seeds("generation" if generation_only else "evolution")
         return replace(
             self.search,
             generation_only=generation_only,
             seed=self.search.seed + index,
             executor=self.executor,
+            record_seeds=record_seeds,
         )
+
+    def analysed_seeds(self, kind: str) -> tuple[int, ...]:
+        """The evaluation seeds of a run of ``kind`` (evolution, generation) whose
+        simulations the study's analyses use: the first seeds of the features and volume
+        stages, the ablation's compare seeds."""
+        seeds: set[int] = set()
+        for stage in (self.features, self.volume):
+            if stage.runs in (kind, "all"):
+                seeds.update(range(stage.sims or self.search.sims))
+        if self.ablation.runs in (kind, "all"):
+            seeds.update(COMPARE_SEEDS[: self.ablation.sims])
+        return tuple(sorted(s for s in seeds if s < self.search.sims))
 
     def to_dict(self) -> dict[str, Any]:
         data = encode_fields(self)

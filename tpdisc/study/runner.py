@@ -12,6 +12,7 @@ ran.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from tpdisc.search.loop import Event
 from tpdisc.study.analyses import ablation_stage, embeddings_stage, features_stage, volume_stage
 from tpdisc.study.config import StudyConfig, resumed_config
 from tpdisc.study.context import Advance, QuietUI, SearchDisplay, StudyContext
-from tpdisc.study.layout import StudyDir
+from tpdisc.study.layout import StudyDir, select_runs
 from tpdisc.study.searches import search_figure, search_stage
 from tpdisc.study.stages import (
     baselines_stage,
@@ -88,16 +89,22 @@ class _CountedSearch:
 
 
 class _Counting:
-    """The study's display, counting the simulations each stage runs (for the log)."""
+    """The study's display, counting the simulations each stage runs and those it took
+    from the search's records instead (for the log)."""
 
     def __init__(self, ui: Any) -> None:
         self.ui = ui
         self.simulations = 0
+        self.recorded = 0
         self._lock = threading.Lock()  # searches running at once count from their threads
 
     def count(self) -> None:
         with self._lock:
             self.simulations += 1
+
+    def reuse(self, n: int) -> None:
+        with self._lock:
+            self.recorded += n
 
     def say(self, text: str) -> None:
         self.ui.say(text)
@@ -178,10 +185,13 @@ def _run_stages(
                 continue
             store.log(name, "resumed" if name in earlier else "started")
             counting.say(f"{name}: {'resuming' if name in earlier else 'starting'}")
-            counting.simulations = 0
+            counting.simulations = counting.recorded = 0
             data = stage(ctx)
             folder.write_result(name, data)
-            store.log(name, "finished", f"{counting.simulations} simulations this session")
+            detail = f"{counting.simulations} simulations this session"
+            if counting.recorded:
+                detail += f", {counting.recorded} more taken from the search's records"
+            store.log(name, "finished", detail)
             if after_stage is not None:
                 after_stage(name)
 
@@ -190,10 +200,15 @@ def _run_stages(
 class StageTiming:
     """The wall time a stage took and the simulations it ran, over the sessions that
     finished it (a session killed inside a stage counts neither its time nor its
-    simulations: what it stored was reused, so the finishing session ran less)."""
+    simulations: what it stored was reused, so the finishing session ran less), and the
+    simulations it took from the search's records instead of running them."""
 
     seconds: float
     simulations: int
+    recorded: int = 0
+
+
+_RECORDED = re.compile(r"(\d+) more taken from the search's records")
 
 
 def stage_timings(events: list[dict[str, Any]]) -> dict[str, StageTiming]:
@@ -207,10 +222,12 @@ def stage_timings(events: list[dict[str, Any]]) -> dict[str, StageTiming]:
             began[key] = when
         elif event["event"] == "finished" and key in began:
             sims = int(event["detail"].split()[0]) if event["detail"][:1].isdigit() else 0
+            recorded = _RECORDED.search(event["detail"])
             earlier = out.get(event["stage"], StageTiming(0.0, 0))
             out[event["stage"]] = StageTiming(
                 earlier.seconds + (when - began.pop(key)).total_seconds(),
                 earlier.simulations + sims,
+                earlier.recorded + (int(recorded.group(1)) if recorded else 0),
             )
     return out
 
@@ -239,11 +256,12 @@ def study_status(out: Path) -> list[StageStatus]:
             finished = [e for e in mine if e["event"] == "finished"]
             when = finished[-1]["time"] if finished else "?"
             timing = timings.get(name)
-            took = (
-                f" ({_duration(timing.seconds)}, {timing.simulations:,} simulations)"
-                if timing is not None
-                else ""
-            )
+            took = ""
+            if timing is not None:
+                took = f" ({_duration(timing.seconds)}, {timing.simulations:,} simulations"
+                if timing.recorded:
+                    took += f", {timing.recorded:,} taken from the search's records"
+                took += ")"
             out_list.append(StageStatus(name, "done", f"finished {when}{took}"))
             continue
         state = "started" if mine else "pending"
@@ -279,7 +297,22 @@ def _progress_detail(
         return f"{counts[name]}/{total} simulations stored"
     if name == "generalization":
         return f"{counts[name]} simulations stored"
-    return "results stored per protocol in the runs' archives"
+    detail = "results stored per protocol in the runs' archives"
+    stage = getattr(config, name, None)
+    runs = getattr(stage, "runs", None)
+    if isinstance(runs, str):
+        recorded = size = 0
+        for ref in select_runs(folder.runs(config.runs), runs):
+            if (ref.path / Archive.FILE_NAME).is_file():
+                with Archive(ref.path / Archive.FILE_NAME, readonly=True) as archive:
+                    n, nbytes = archive.record_sizes()
+                recorded, size = recorded + n, size + nbytes
+        if recorded:
+            detail += (
+                f"; the search kept records of {recorded:,} protocols "
+                f"({size / 1e6:.1f} MB), whose originals are not simulated again"
+            )
+    return detail
 
 
 def _duration(seconds: float) -> str:
