@@ -2,7 +2,8 @@
 a circle.
 
 Layers, bottom first: the shared errors, readers of untrusted files, config trees, the
-parsing of Python source and SQLite's lifecycle (``storage``); ``domain``; ``executors``
+parsing of Python source, SQLite's lifecycle (``storage``) and the BLAS kernels' pin
+(``portable_blas``); ``domain``; ``executors``
 (where simulations run: serial, process pool, Ray); ``llm_client`` (the chat client);
 ``agents`` and ``protocols`` (side by side, neither importing the other's in a circle);
 ``sandbox``; ``sim``; ``search``; ``analysis``; ``report``; ``study``; and on top ``cli``
@@ -31,7 +32,7 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "safefiles", "yamlsafe", "config_tree", "storage", "python_source"),
+    ("errors", "safefiles", "yamlsafe", "config_tree", "storage", "python_source", "portable_blas"),
     ("domain",),
     ("executors",),
     ("llm_client",),

@@ -22,6 +22,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from tpdisc.portable_blas import pin
+
+# Before anything loads numpy: the prior is then built with the same kernels on every
+# x86-64 machine with AVX2 (tpdisc.portable_blas).
+pin()
+
 _PUBLIC = {
     "AgentParams": "tpdisc.agents.base",
     "Domain": "tpdisc.domain.variants",

@@ -29,6 +29,7 @@ from tpdisc.agents.empowerment.prior.models import (
 )
 from tpdisc.agents.empowerment.prior.vectors import VectorBackend
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.portable_blas import architectures
 
 # (what is happening, units done, units in all): one unit per model per fold.
 Report = Callable[[str, float, float], None]
@@ -247,6 +248,8 @@ def _build(
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],
             "cores": os.cpu_count(),
+            # The kernels that rounded it (tpdisc.portable_blas): another set, another prior.
+            "blas": architectures(),
         },
     }
     prior = Prior(
