@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -174,11 +173,12 @@ class AnalysisStore(Database):
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"{path}: no archive here")
+        super().__init__(path)
         try:
-            super().__init__(path)
             self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as err:
-            raise ConfigError(f"{self.path}: cannot store analysis results ({err})") from None
+        except BaseException:
+            self.close()
+            raise
 
     def register(self, settings: Mapping[str, Any]) -> str:
         """The hash of ``settings``, recorded with them so a reader can tell what it means."""
@@ -193,7 +193,15 @@ class AnalysisStore(Database):
         row = self.db.execute(
             "SELECT value FROM analysis_settings WHERE settings=?", (key,)
         ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        if row is None:
+            return None
+        data = self._decoded(f"analysis_settings row {excerpt(key, 20)}", row[0])
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"{self.path}: analysis_settings row {excerpt(key, 20)}: column value: "
+                f"expected a JSON object, got {excerpt(data)}"
+            )
+        return data
 
     def put(self, protocol_id: int, settings: str, rows: Iterable[tuple[str, int, Any]]) -> None:
         """Store one protocol's results, ``(kind, seed, value)`` each, in one transaction

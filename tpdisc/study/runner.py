@@ -12,6 +12,7 @@ ran.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -206,7 +207,8 @@ def stage_timings(events: list[dict[str, Any]]) -> dict[str, StageTiming]:
         if event["event"] in ("started", "resumed"):
             began[key] = when
         elif event["event"] == "finished" and key in began:
-            sims = int(event["detail"].split()[0]) if event["detail"][:1].isdigit() else 0
+            counted = re.match(r"(\d{1,15}) ", event["detail"])
+            sims = int(counted.group(1)) if counted else 0
             earlier = out.get(event["stage"], StageTiming(0.0, 0))
             out[event["stage"]] = StageTiming(
                 earlier.seconds + (when - began.pop(key)).total_seconds(),
