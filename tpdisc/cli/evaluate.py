@@ -43,7 +43,7 @@ from tpdisc.domain.variants import (
 )
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import STANDARD_BASELINES
-from tpdisc.safefiles import make_dirs
+from tpdisc.safefiles import hold_outputs, make_dirs
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -159,13 +159,10 @@ def compare_cmd(
     protocol's difference from the best standard baseline with its significance."""
     config = evaluation_config(protocols, options)
     target = JsonTarget.parse(json_out)
-    if not options["print_config"]:
-        check_reference(config, reference)
-        keep_earlier_results(out)
     targets = [target] if target is not None else []
     if target is None or target.on_stdout:  # the folder keeps it beside its figures
         targets.append(JsonTarget(out / "results.json"))
-    run(config, options, targets, out, log_dir, details, reference)
+    run(config, options, targets, out, log_dir, details, reference, keep_earlier=True)
 
 
 COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
@@ -210,11 +207,29 @@ def run(
     log_dir: Path | None,
     details: bool,
     reference: str | None = None,
+    *,
+    keep_earlier: bool = False,
 ) -> None:
+    """Evaluate ``config`` and say, write and draw the results; ``keep_earlier``: move the
+    results of an earlier comparison in ``plot`` to ``plot/previous`` first."""
     if options["print_config"]:
         print_yaml(config)
         return
     check_reference(config, reference)
+    with hold_outputs(plot, log_dir):
+        if keep_earlier and plot is not None:
+            keep_earlier_results(plot)
+        evaluate_and_report(config, json_targets, plot, log_dir, details, reference)
+
+
+def evaluate_and_report(
+    config: EvaluationConfig,
+    json_targets: list[JsonTarget],
+    plot: Path | None,
+    log_dir: Path | None,
+    details: bool,
+    reference: str | None,
+) -> None:
     started = datetime.now(UTC)
     sharing = [p for p in config.protocols if p != "asocial"]
     if config.sim.n_agents == 1 and sharing:
