@@ -235,6 +235,14 @@ def _row(pid: Any) -> str:
     return f"protocols row {excerpt(pid, 24)}"
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -700,6 +708,8 @@ class Archive(Database):
 
     def ids_named(self, name: str) -> list[int]:
         """The ids of the protocols called ``name`` (several when repairs kept the name)."""
+        if not name.isascii() and not _is_utf8(name):  # an argument in bytes of no encoding
+            return []
         rows = self.db.execute("SELECT id FROM protocols WHERE name = ? ORDER BY id", (name,))
         return [row[0] for row in rows]
 
