@@ -317,6 +317,50 @@ def test_a_raylet_lost_during_a_search_is_one_line_and_the_rerun_resumes(
     assert stored_iterations(run) == done + 1
 
 
+def test_a_raylet_lost_during_a_study_is_one_line_and_the_rerun_resumes(
+    recipes: Path, tmp_path: Path
+) -> None:
+    from tests.study.test_runner import TINY as STUDY
+
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        STUDY.replace("iterations: 4", "iterations: 30").replace("kind: serial", "kind: ray")
+        + f"recipes: {recipes}\n"
+    )
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        tpdisc("study", study, "--out", out), env=environment(tmp_path),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    tree: Tree = {}
+    try:
+        run = out / "runs" / "evolve-1"
+        wait_for(lambda: stored_iterations(run) >= 2, 300, "two iterations of the search")
+        tree = descendants(process.pid)
+        (raylet,) = named(tree, "raylet")
+        os.kill(raylet, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=180)
+        assert process.returncode == 1
+        assert ends_in_one_error(stderr).startswith(LOST)
+        assert_all_gone(tree)
+    finally:
+        process.kill()
+        process.wait()
+        kill_all(tree)
+    done = stored_iterations(run)
+    rerun = subprocess.run(
+        tpdisc("study", "--out", out, "--executor", "serial"),
+        env=environment(tmp_path), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "baselines: done earlier, skipped" in rerun.stderr
+    assert "search: resuming" in rerun.stderr
+    with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
+        iterations = [row["iteration"] for row in archive.iterations()]
+    assert done >= 2 and iterations == list(range(1, 31))  # none redone, none lost
+    assert (out / "report" / "index.html").is_file()
+
+
 def test_a_node_lost_with_none_left_is_one_line_and_the_rerun_resumes(
     recipes: Path, tmp_path: Path
 ) -> None:
