@@ -435,6 +435,56 @@ def test_a_worker_that_crashes_past_its_retries_is_one_line(recipes: Path, tmp_p
     assert ends_in_one_error(done.stderr).startswith(f"{LOST}WorkerCrashedError: ")
 
 
+@ray.remote
+class Owner:
+    """An actor that puts objects in the store as their owner: when it goes, they are lost."""
+
+    def put(self, blob: bytes) -> list[ray.ObjectRef]:
+        return [ray.put(blob)]  # in a list: the reference itself, not the object, comes back
+
+
+def test_an_object_lost_ends_the_run_as_the_cluster_lost_not_as_a_task_error(
+    toy_graph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The objects the tasks need (the recipe graph) are lost before the tasks run: their
+    # owner is gone. Ray fails each task with its wrapper of OwnerDiedError, which is not
+    # the task's own error and must not be shown as one (a traceback of Ray's exception).
+    from multiprocessing import Pipe
+
+    from tpdisc.executors.base import PayloadPacker
+    from tpdisc.executors.ray import run_on_ray
+    from tpdisc.executors.ray_driver import Driver
+
+    def put_then_lose(blob: bytes) -> ray.ObjectRef:
+        owner = Owner.remote()  # type: ignore[attr-defined]
+        # As large as the real game's graph: a small object travels with its reference,
+        # a large one stays in the store. (A pickle ends at its STOP: the rest is unread.)
+        (ref,) = ray.get(owner.put.remote(blob + bytes(1 << 20)))
+        ray.kill(owner)
+        with pytest.raises(ray.exceptions.ObjectLostError):  # lost before any task runs
+            for _ in range(300):
+                ray.get(ref, timeout=30)
+                time.sleep(0.1)
+        return ref
+
+    packer = PayloadPacker()
+    tasks = [SimTask(make_domain(toy_graph), SimConfig(2, 5), BaselineProtocol("paired"), s)
+             for s in range(2)]  # fmt: skip
+    payloads = [packer.pack(t) for t in tasks]
+    assert packer.blobs
+    inbox, to_driver = Pipe(duplex=False)
+    from_driver, outbox = Pipe(duplex=False)
+    driver = Driver(inbox, outbox)
+    driver.remote = ray.remote(run_on_ray)
+    monkeypatch.setattr(ray, "put", put_then_lose)
+    assert driver.run(packer.blobs, payloads, 2) is False  # the driver ends
+    kind, text = from_driver.recv()
+    assert (kind, text.split(":")[0]) == ("lost", "OwnerDiedError")
+    assert not from_driver.poll()
+    for end in (inbox, to_driver, from_driver, outbox):
+        end.close()
+
+
 def test_a_killed_command_leaves_nothing_of_its_ray_instance(recipes: Path, tmp_path: Path) -> None:
     command = tpdisc("evaluate", "paired", "asocial", "--sims", "5000", "--steps", "40",
                      "--agents", "4", "--agent-type", "stochastic", "--recipes", recipes,

@@ -12,8 +12,9 @@ Messages are pickled tuples on two pipes. From the command: ``("init", address, 
 grace)``, ``("run", blobs, payloads, limit)``, ``("cancel",)``, ``("close",)``. To it:
 ``("ready",)`` or ``("failed", kind, text)``; per run ``("result", k, bytes)`` as each
 task ends, then ``("done",)``, or ``("task-error", pickled exception)`` (a task's own
-error: the run's last message), or ``("lost", text)`` (the cluster failed, or every node
-that runs tasks has gone for ``grace`` seconds: the driver ends).
+error: the run's last message), or ``("lost", text)`` (the cluster failed, an object a task
+needs was lost, or every node that runs tasks has gone for ``grace`` seconds: the driver
+ends).
 
 Nothing of it outlives the command: this process ends as soon as the command does
 (a pidfd), and first kills every process below it, which includes the whole local Ray
@@ -198,6 +199,12 @@ class Driver:
                     submit_next()
         except ray.exceptions.RayTaskError as err:
             self._cancel(index)
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, ray.exceptions.RayError):
+                # Ray's, not the task's own: an argument lost (its owner or its node gone,
+                # its copies freed). A task itself never calls Ray.
+                self.outbox.send(("lost", _lost_text(cause)))
+                return False
             self.outbox.send(("task-error", _pickled_cause(err)))
             return True
         except ray.exceptions.RayError as err:
