@@ -320,3 +320,23 @@ def test_tables_print_with_replacement_characters_where_stdout_cannot_encode(
         if "?" in text and encoding == "latin-1":  # holds ± and ï, not ≥, → or —
             text = text.replace("55.00 ? 1.50", "55.00 ± 1.50").replace("?n?", "ün")
         assert text in shown, shown
+
+
+def test_a_run_named_to_generalize_gives_its_best_code_whatever_the_locale(
+    odd_run: Path,
+) -> None:
+    # `analyze generalize RUN` writes the run's best protocol to a file that is read as
+    # UTF-8: a C locale (ASCII) must neither refuse its characters nor write them otherwise.
+    script = (
+        "import sys\n"
+        "from tpdisc.cli.analyze_models import _protocol_files\n"
+        "with _protocol_files([sys.argv[1]]) as files:\n"
+        "    sys.stdout.buffer.write(open(files[0], 'rb').read())\n"
+    )
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(odd_run)], capture_output=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode("utf-8") == "# α → β\nx = 2"

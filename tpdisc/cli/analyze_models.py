@@ -186,7 +186,7 @@ def _protocol_files(arguments: list[str]) -> Iterator[list[str]]:
             best = best_of(run_protocols(argument, labels[argument]))
             # Both come from the run folders: made plain, they stay file names in ``folder``.
             path = Path(folder) / f"{safe_name(labels[argument])}-{safe_name(best.name)}.py"
-            path.write_text(best.code)
+            path.write_text(best.code, encoding="utf-8")  # as protocol files are read
             err_console.print(
                 f"{argument}: best protocol {best.name} (fitness {best.fitness:.2f})",
                 highlight=False,
