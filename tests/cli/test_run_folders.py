@@ -522,6 +522,20 @@ def test_a_finished_run_on_read_only_storage_is_read(
     )
 
 
+def test_an_analysis_of_a_run_on_read_only_storage_says_why_in_one_line(
+    copy_of: Path, evolved: Path
+) -> None:
+    # An analysis keeps its simulations in the run's archive: on read-only storage it
+    # cannot, and says so (SQLite's words were "unable to open database file").
+    command = [*TPDISC, "analyze", "volume", str(copy_of), "--sims", "1", "--executor",
+               "serial", "--recipes", toy_recipes(evolved)]  # fmt: skip
+    assert failed_in_one_line(read_only(copy_of, command)) == (
+        f"error: {copy_of / Archive.FILE_NAME}: cannot store the analysis' simulations "
+        "(Read-only file system): an analysis keeps them in the run's archive; copy the run "
+        "folder to writable storage"
+    )
+
+
 # --- round 5: a run folder whose name is not UTF-8 -----------------------------------------
 
 

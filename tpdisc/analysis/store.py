@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from tpdisc.errors import ConfigError, excerpt
-from tpdisc.storage import Database
+from tpdisc.safefiles import why_not_written
+from tpdisc.storage import Database, StorageError
 
 ORIGINAL = "original"
 ABLATED = "ablated"
@@ -166,6 +167,18 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _on_read_only(err: StorageError) -> Exception:
+    """What an archive on read-only storage says to an analysis, which keeps its
+    simulations in the run's archive (SQLite's own words there: "unable to open database
+    file")."""
+    if why_not_written(err.path) != "Read-only file system":
+        return err
+    return ConfigError(
+        f"{err.path}: cannot store the analysis' simulations (Read-only file system): an "
+        "analysis keeps them in the run's archive; copy the run folder to writable storage"
+    )
+
+
 class AnalysisStore(Database):
     """The ``analysis`` table of one archive file."""
 
@@ -173,9 +186,15 @@ class AnalysisStore(Database):
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"{path}: no archive here")
-        super().__init__(path)
+        try:
+            super().__init__(path)
+        except StorageError as err:
+            raise _on_read_only(err) from None
         try:
             self.db.executescript(SCHEMA)
+        except StorageError as err:
+            self.close()
+            raise _on_read_only(err) from None
         except BaseException:
             self.close()
             raise
