@@ -88,6 +88,61 @@ def read_capped(path: str | Path, limit: int, *, root: str | Path | None = None)
     return data
 
 
+# What a failed write can mean, in the order they are told apart.
+_WRITE_ERRORS = frozenset(
+    {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
+# Less than this free on a device after a failed write: the device is full.
+_NEARLY_FULL = 16 << 20
+
+
+def why_not_written(path: str | Path, err: OSError | None = None) -> str | None:
+    """Why writing ``path`` failed, in words: the file-size limit of this process (which
+    SQLite reports as an I/O error), a full or read-only device; ``err`` as the system
+    reported it, if known. None when none of these is what happened."""
+    path = Path(path)
+    code = err.errno if err is not None else None
+    limit = _file_size_limit()
+    if code == errno.EFBIG or (code is None and limit is not None and _near(path, limit)):
+        shown = f": the file-size limit of this process is {limit:,} bytes (ulimit -f)"
+        return "File too large" + (shown if limit is not None else "")
+    try:
+        device = os.statvfs(path.parent)
+    except OSError:
+        return err.strerror if err is not None else None
+    if code == errno.EROFS or device.f_flag & os.ST_RDONLY:
+        return "Read-only file system"
+    free = device.f_bavail * device.f_frsize
+    if code in (errno.ENOSPC, errno.EDQUOT) or (code is None and free < _NEARLY_FULL):
+        return f"No space left on device ({free:,} bytes free)"
+    return err.strerror if err is not None else None
+
+
+def _file_size_limit() -> int | None:
+    try:
+        import resource
+    except ImportError:  # not on every platform
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _near(path: Path, limit: int) -> bool:
+    """Whether the file ``path`` or one of SQLite's journals beside it has reached
+    ``limit`` bytes, within a page or so (a write stops at the limit)."""
+    for suffix in ("", "-wal", "-journal"):
+        try:
+            if os.stat(path.with_name(path.name + suffix)).st_size >= limit - (64 << 10):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _not_written(path: Path, err: OSError) -> FileRefused:
+    return FileRefused(f"{path}: cannot write ({why_not_written(path, err) or err})")
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISREG, "a file"),
@@ -192,7 +247,10 @@ def _open_dir(top: Path, parts: tuple[str, ...], create: bool) -> int:
     """A descriptor of the folder ``top/parts...``, reached without following a link below
     ``top``; the missing folders made when ``create``."""
     if create:
-        top.mkdir(parents=True, exist_ok=True)
+        try:
+            top.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise FileRefused(f"{top}: cannot make the folder ({err.strerror})") from None
     try:
         fd = os.open(top, _DIRECTORY)
     except OSError as err:
@@ -206,8 +264,14 @@ def _open_dir(top: Path, parts: tuple[str, ...], create: bool) -> int:
             except FileNotFoundError as err:
                 if not create:
                     raise FileRefused(f"{where}: cannot open ({err.strerror})") from None
-                with suppress(FileExistsError):
+                try:
                     os.mkdir(part, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                except OSError as made:
+                    raise FileRefused(
+                        f"{where}: cannot make the folder ({made.strerror})"
+                    ) from None
                 try:
                     inner = os.open(part, _DIRECTORY | _NOFOLLOW, dir_fd=fd)
                 except OSError as again:
@@ -297,7 +361,7 @@ class NewFile:
             )
         except OSError as err:
             os.close(self._dir)
-            raise FileRefused(f"{self.path}: cannot write ({err.strerror})") from None
+            raise _not_written(self.path, err) from None
         self.stream: BinaryIO = os.fdopen(fd, "wb")
 
     def commit(self) -> Path:
@@ -306,9 +370,15 @@ class NewFile:
             os.replace(self._temporary, self._name, src_dir_fd=self._dir, dst_dir_fd=self._dir)
         except OSError as err:
             self.discard()
-            raise FileRefused(f"{self.path}: cannot write ({err.strerror})") from None
+            raise _not_written(self.path, err) from None
         os.close(self._dir)
         return self.path
+
+    def failed(self, err: OSError) -> FileRefused:
+        """The one-line refusal of a write to :attr:`stream` that failed with ``err`` (a
+        full disk, the file-size limit), once the temporary file is gone."""
+        self.discard()
+        return _not_written(self.path, err)
 
     def discard(self) -> None:
         with suppress(OSError):
@@ -325,6 +395,11 @@ def writing(path: str | Path, root: str | Path | None = None) -> Iterator[Binary
     new = NewFile(path, root)
     try:
         yield new.stream
+    except OSError as err:
+        if err.errno not in _WRITE_ERRORS:
+            new.discard()
+            raise
+        raise new.failed(err) from None
     except BaseException:
         new.discard()
         raise
@@ -332,9 +407,13 @@ def writing(path: str | Path, root: str | Path | None = None) -> Iterator[Binary
 
 
 def write_file(path: str | Path, data: bytes | str, root: str | Path | None = None) -> Path:
-    """``data`` (text as UTF-8) as the file ``path``, as :func:`writing` does."""
+    """``data`` (text as UTF-8) as the file ``path``, as :func:`writing` does. Text may hold
+    what no UTF-8 can: a path whose name is not UTF-8 (Python keeps its bytes as lone
+    surrogates) shown in a page; those are written as their escapes (``\\udcff``), as the
+    terminal shows them."""
     with writing(path, root) as stream:
-        stream.write(data.encode("utf-8") if isinstance(data, str) else data)
+        text = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
+        stream.write(text)
     return Path(path)
 
 
@@ -395,19 +474,65 @@ def hold_folder(folder: str | Path, busy: str, name: str = ".lock") -> IO[str]:
     import fcntl  # not on every platform; tpdisc's locks are POSIX ones
 
     folder = Path(folder)
-    handle = open_lock(folder / name)
+    for _ in range(3):
+        handle = open_lock(folder / name)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = " ".join(handle.read(100).split()) or "another process"
+            handle.close()
+            raise FolderBusy(f"{folder}: " + busy.format(holder=holder)) from None
+        if _still_there(handle, folder / name):
+            break
+        handle.close()  # its holder removed it as it let go: take the new one
+    else:
+        raise FolderBusy(f"{folder}: " + busy.format(holder="another process"))
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
         handle.seek(0)
-        holder = " ".join(handle.read(100).split()) or "another process"
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+    except OSError as err:  # a full disk
         handle.close()
-        raise FolderBusy(f"{folder}: " + busy.format(holder=holder)) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
+        raise _not_written(folder / name, err) from None
     return handle
+
+
+def _still_there(handle: IO[str], path: Path) -> bool:
+    try:
+        return os.fstat(handle.fileno()).st_ino == os.lstat(path).st_ino
+    except OSError:
+        return False
+
+
+OUTPUT_BUSY = (
+    "another tpdisc command is writing into this folder ({holder}); wait for it to end, or "
+    "give another folder"
+)
+
+
+@contextmanager
+def hold_outputs(*folders: str | Path | None, root: str | Path | None = None) -> Iterator[None]:
+    """The output folders ``folders`` (None: not asked for), made if missing, to this
+    process alone while the block runs: a second command writing into one of them is
+    refused in one line naming it (two would overwrite each other's files, or move them
+    away), as a second search or study is refused on its folder (:func:`hold_folder`, the
+    same lock). A folder that cannot be made or written is refused before any work.
+    ``root``: a folder above them, below which no link is followed."""
+    held: list[tuple[Path, IO[str]]] = []
+    try:
+        for folder in dict.fromkeys(Path(os.path.abspath(f)) for f in folders if f is not None):
+            make_dirs(folder, root)
+            held.append((folder, hold_folder(folder, OUTPUT_BUSY)))
+        yield
+    finally:
+        for folder, handle in held:
+            # Removed while still held, so that no one takes the lock of a file gone:
+            # the folder is left as the command's own files make it.
+            with suppress(OSError):
+                os.unlink(folder / ".lock")
+            handle.close()
 
 
 def open_lock(path: str | Path, root: str | Path | None = None) -> IO[str]:

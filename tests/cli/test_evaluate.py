@@ -7,6 +7,8 @@ steps, and the serial executor (no process pool to start).
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,8 @@ from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tests.helpers import APPENDIX
+from tests.storage_faults import TPDISC, read_only, size_limited
+from tests.storage_faults import one_line_error as failed_in_one_line
 from tpdisc.cli import app
 from tpdisc.domain import data
 
@@ -447,3 +451,124 @@ def test_every_protocol_is_also_tested_against_asocial_play(recipes: Path) -> No
     assert "Δ vs asocial" in table.stdout and "Δ vs " in table.stdout.replace("Δ vs asocial", "")
     against_asocial = evaluate(*FAST, "--recipes", recipes, "--reference", "asocial", "--json")
     assert "versus_asocial" not in json.loads(against_asocial.stdout)  # said once is enough
+
+
+# --- round 5: one command at a time per output folder; writes that fail ------------------
+
+# A protocol that waits for a file to appear before its first step: the command that runs
+# it holds its output folder for as long as the test wants.
+WAITING = """
+import os
+import time
+
+
+class TransmissionProtocol:
+    def __init__(self, n_agents, n_steps):
+        pass
+
+    def share_memories(self, i_step, agent_states):
+        while not os.path.exists({gate!r}):
+            time.sleep(0.05)
+        return {{}}
+"""
+
+
+def test_a_second_compare_into_the_same_folder_is_refused_and_loses_nothing(
+    recipes: Path, tmp_path: Path
+) -> None:
+    out, gate = tmp_path / "cmp", tmp_path / "gate"
+    protocol = tmp_path / "waiting.py"
+    protocol.write_text(WAITING.format(gate=str(gate)))
+    first = subprocess.Popen(
+        [*TPDISC, "compare", str(protocol), "paired", "--trusted", *FAST, *SERIAL,
+         "--recipes", str(recipes), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / ".lock").is_file() or not (out / ".lock").read_text():
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.05)
+        second = runner.invoke(
+            app, ["compare", "paired", *FAST, *SERIAL, "--recipes", str(recipes), "--out", str(out)]
+        )
+        assert one_line_error(second) == (
+            f"error: {out}: another tpdisc command is writing into this folder (pid "
+            f"{first.pid}); wait for it to end, or give another folder"
+        )
+    finally:
+        gate.touch()
+        _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "coverage.png", "pairwise.json", "pairwise.png", "results.json"
+    ]  # fmt: skip
+    names = [r["protocol"] for r in json.loads((out / "results.json").read_text())["results"]]
+    assert names == ["waiting", "paired"]
+    again = runner.invoke(
+        app, ["compare", "paired", *FAST, *SERIAL, "--recipes", str(recipes), "--out", str(out)]
+    )
+    assert again.exit_code == 0 and (out / "previous" / "results.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["compare", "paired", *FAST, "--out", "OUT"],
+        ["evaluate", "paired", *FAST, "--plot", "OUT"],
+        ["evaluate", "paired", *FAST, "--log-dir", "OUT"],
+        ["inspect", "paired", *FAST, "--out", "OUT"],
+        ["report", "RUN", "--portraits", "0", "--out", "OUT"],
+        ["analyze", "ablation", "RUN", "--plot", "OUT"],
+        ["analyze", "volume", "paired", *FAST, "--plot", "OUT"],
+        ["analyze", "features", "paired", *FAST, "--plot", "OUT"],
+        ["analyze", "generalize", "paired", *FAST, "--plot", "OUT"],
+        ["analyze", "embeddings", "RUN", "--plot", "OUT"],
+    ],
+    ids=lambda command: "-".join(w for w in command[:2] if w.isalpha()),
+)
+def test_every_command_writing_an_output_folder_is_refused_while_another_writes_there(
+    recipes: Path, tmp_path: Path, command: list[str]
+) -> None:
+    from tpdisc.safefiles import hold_outputs
+    from tpdisc.search.archive import Archive
+
+    out, run = tmp_path / "out", tmp_path / "run"
+    run.mkdir()
+    Archive(run / Archive.FILE_NAME).close()
+    (out / "mine.txt").parent.mkdir()
+    (out / "mine.txt").write_text("kept")
+    places = {"OUT": str(out), "RUN": str(run)}
+    with hold_outputs(out):  # the lock every such command takes, held by another
+        args = [places.get(a, a) for a in command]
+        if command[1] != "embeddings":  # reads no recipes
+            args += ["--recipes", str(recipes)]
+        result = runner.invoke(app, args)
+        assert one_line_error(result, f"{out}: another tpdisc command is writing into this")
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+
+
+def test_compare_past_the_file_size_limit_is_one_line(recipes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    args = ["compare", "paired", "asocial", *FAST, *SERIAL, "--recipes", str(recipes)]
+    result = size_limited(20_000, [*TPDISC, *args, "--out", str(out)])
+    line = failed_in_one_line(result)
+    assert line.startswith(f"error: {out}/") and line.endswith(
+        ": cannot write (File too large: the file-size limit of this process is 20,000 bytes "
+        "(ulimit -f))"
+    )
+
+
+def test_compare_into_a_read_only_folder_is_one_line_before_simulating(
+    recipes: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "colleague"
+    folder.mkdir()
+    args = ["compare", "paired", *FAST, *SERIAL, "--recipes", str(recipes)]
+    for out in (folder / "cmp", folder):
+        result = read_only(folder, [*TPDISC, *args, "--out", str(out)])
+        assert failed_in_one_line(result) in (
+            f"error: {out}: cannot make the folder (Read-only file system)",
+            f"error: {out / '.lock'}: cannot lock (Read-only file system)",
+        )
+        assert "simulating" not in result.stderr

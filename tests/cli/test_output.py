@@ -4,7 +4,10 @@ rule of every --json option, held for each command that has one."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -334,3 +337,87 @@ def test_range_text_in_words() -> None:
     assert output.range_text(types.FloatRange(max=2.5)) == "at most 2.5"
     assert output.range_text(types.FloatRange(0.0, 1.0, min_open=True)) == "above 0 and at most 1"
     assert output.range_text(types.STRING) is None
+
+
+# --- round 5: a stdout that cannot hold every character ----------------------------------
+
+NOT_UTF8 = [
+    pytest.param({"PYTHONIOENCODING": "ascii"}, id="ascii"),
+    pytest.param({"PYTHONIOENCODING": "latin-1"}, id="latin-1"),
+    pytest.param({"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}, id="C-locale"),
+]
+
+
+@pytest.fixture(scope="module")
+def odd_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run folder whose protocols have names and texts beyond latin-1."""
+    from tests.search.test_archive import row
+    from tpdisc.search.archive import Archive
+
+    run = tmp_path_factory.mktemp("encodings") / "run"
+    run.mkdir()
+    with Archive(run / Archive.FILE_NAME) as archive:
+        archive.add_seed(row("paired", 0, mode="seed", code="x = 1", fitness_mean=50.0))
+        child = row("child", 1, code="# α → β\nx = 2", fitness_mean=55.0, fitness_sem=1.5,
+                    description="shares “memories” — by ≥ 2 rules")  # fmt: skip
+        archive.finish_iteration(1, "warm-up", [child])
+        odd = row("ünï→x", 2, code="x = 3", fitness_mean=52.0, fitness_sem=0.5)
+        archive.finish_iteration(2, "warm-up", [odd])
+    (run.parent / "toy.json").write_text(json.dumps(TOY))
+    return run
+
+
+EVALUATE = ["--sims", "2", "--steps", "5", "--agents", "3", "--agent-type", "stochastic",
+            "--executor", "serial", "--recipes", "TOY"]  # fmt: skip
+
+
+@pytest.mark.parametrize("environment", NOT_UTF8)
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["archive", "RUN"], ["protocols by fitness", "55.00 ? 1.50", "?n?"]),
+        (["archive", "RUN", "--show", "child"], ["child ? valid", "by ? 2 rules", "x = 2"]),
+        (["evaluate", "paired", "asocial", *EVALUATE], ["asocial", "paired", " ? "]),
+        (["variants", "--recipes", "TOY"], ["Domain variants", "reachable"]),
+    ],
+    ids=["archive", "show", "evaluate", "variants"],
+)
+def test_tables_print_with_replacement_characters_where_stdout_cannot_encode(
+    odd_run: Path, environment: dict[str, str], command: list[str], expected: list[str]
+) -> None:
+    env = {**os.environ, **environment, "COLUMNS": "200"}
+    env = {k: v for k, v in env.items() if v != ""}
+    places = {"RUN": str(odd_run), "TOY": str(odd_run.parent / "toy.json")}
+    done = subprocess.run(
+        [sys.executable, "-m", "tpdisc.cli", *(places.get(a, a) for a in command)],
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()
+    encoding = environment.get("PYTHONIOENCODING") or "ascii"
+    shown = " ".join(done.stdout.decode(encoding).split())  # in the terminal's encoding
+    for text in expected:
+        if "?" in text and encoding == "latin-1":  # holds ± and ï, not ≥, → or —
+            text = text.replace("55.00 ? 1.50", "55.00 ± 1.50").replace("?n?", "ün")
+        assert text in shown, shown
+
+
+def test_a_run_named_to_generalize_gives_its_best_code_whatever_the_locale(
+    odd_run: Path,
+) -> None:
+    # `analyze generalize RUN` writes the run's best protocol to a file that is read as
+    # UTF-8: a C locale (ASCII) must neither refuse its characters nor write them otherwise.
+    script = (
+        "import sys\n"
+        "from tpdisc.cli.analyze_models import _protocol_files\n"
+        "with _protocol_files([sys.argv[1]]) as files:\n"
+        "    sys.stdout.buffer.write(open(files[0], 'rb').read())\n"
+    )
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(odd_run)], capture_output=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode("utf-8") == "# α → β\nx = 2"

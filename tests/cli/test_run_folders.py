@@ -8,6 +8,8 @@ the row and the column, and never writes stored markup into a page.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 from dataclasses import fields
 from pathlib import Path
@@ -16,11 +18,13 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.search.test_archive import row
+from tests.storage_faults import TPDISC, read_only
+from tests.storage_faults import one_line_error as failed_in_one_line
 from tpdisc.analysis.store import AnalysisStore, SimSummary
 from tpdisc.cli import app
 from tpdisc.errors import ConfigError
 from tpdisc.report.search_run import _protocol_page
-from tpdisc.search.archive import Archive, CandidateSummary, Rescore
+from tpdisc.search.archive import Archive, CandidateSummary, Rescore, code_hash
 from tpdisc.study.layout import StudyDir
 from tpdisc.study.store import StudyStore
 
@@ -53,6 +57,16 @@ def one_line_error(result: object) -> str:
     assert "Traceback" not in result.output  # type: ignore[attr-defined]
     assert len(stderr.strip().splitlines()) == 1, stderr
     return str(stderr)
+
+
+def ends_in_one_error(result: object) -> str:
+    """The one ``error:`` line a command that said what it does first ended with."""
+    stderr = result.stderr  # type: ignore[attr-defined]
+    assert result.exit_code == 1, result.output  # type: ignore[attr-defined]
+    assert "Traceback" not in result.output  # type: ignore[attr-defined]
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and stderr.rstrip("\n").splitlines()[-1] == errors[0], stderr
+    return errors[0]
 
 
 @pytest.mark.parametrize(
@@ -285,12 +299,14 @@ def test_outputs_replace_links_instead_of_writing_through_them(
 
 
 def test_stored_text_is_shown_as_it_is_never_as_markup_or_escapes(run_dir: Path) -> None:
+    code = "x = '\x1b[2J'\n"
     tamper(
         run_dir,
-        "UPDATE protocols SET model=?, description=?, code=? WHERE id=2",
+        "UPDATE protocols SET model=?, description=?, code=?, code_sha256=? WHERE id=2",
         "[/]x[link=https://evil.example]click[/link]",
         "clear \x1b[2J\x1b]0;pwned\x07 title",
-        "x = '\x1b[2J'\n",
+        code,
+        code_hash(code),  # the row is whole: the code is what was scored
     )
     for command in (["--show", "child"], []):
         result = runner.invoke(app, ["archive", str(run_dir), *command], env={"COLUMNS": "200"})
@@ -324,3 +340,211 @@ def test_stored_simulations_must_be_of_their_own_cell(tmp_path: Path, toy_graph:
         f"{path}: sims row (best, 'asocial', 0): column value: field curve: 2 points, not "
         "the 6 of 5 steps"
     )
+
+
+# --- round 5: values read back are checked where they are read ----------------------------
+
+
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished offline search of a few iterations on the toy game (copy it to change it)."""
+    from tests.cli.test_search import TINY
+    from tests.conftest import TOY
+
+    folder = tmp_path_factory.mktemp("evolved")
+    recipes = folder / "toy.json"
+    recipes.write_text(json.dumps(TOY))
+    run = folder / "run"
+    args = ["evolve", "--run-dir", str(run), "--recipes", str(recipes), *TINY]
+    result = runner.invoke(app, [*args, "--iterations", "3", "--no-rescore"])
+    assert result.exit_code == 0, result.output
+    return run
+
+
+@pytest.fixture
+def copy_of(evolved: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(evolved, copy)
+    return copy
+
+
+def toy_recipes(evolved: Path) -> str:
+    return str(evolved.parent / "toy.json")
+
+
+def best_valid(run: Path) -> tuple[int, str]:
+    """The id and name of the run's best protocol (the one re-scored and portrayed)."""
+    with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
+        best = archive.summaries(valid_only=True, order="fitness", limit=1)[0]
+    return best.id, best.name
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["archive"], ["report", "--portraits", "0"], ["evolve", "--iterations", "4"]],
+)
+def test_text_where_a_number_belongs_in_meta_is_one_line(copy_of: Path, command: list[str]) -> None:
+    tamper(copy_of, "UPDATE meta SET value='one' WHERE key='schema_version'")
+    args = [*command[:1], *(["--run-dir"] if command[0] == "evolve" else []), str(copy_of)]
+    result = runner.invoke(app, [*args, *command[1:]])
+    assert one_line_error(result).strip() == (
+        f"error: {copy_of / Archive.FILE_NAME}: meta row 'schema_version': column value: "
+        "expected a whole number, got 'one'"
+    )
+
+
+@pytest.mark.parametrize(
+    "command", [["report"], ["archive", "--show", "child"], ["archive", "--json"]]
+)
+def test_seeds_and_fitness_values_that_disagree_are_one_line(
+    run_dir: Path, command: list[str]
+) -> None:
+    tamper(run_dir, "UPDATE protocols SET seeds='[0, 1]', fitness_values='[5.0]' WHERE id=2")
+    result = runner.invoke(app, [command[0], str(run_dir), *command[1:]])
+    assert f"{run_dir / Archive.FILE_NAME}: protocols row 2: column fitness_values: " in (
+        one_line_error(result)
+    )
+    assert "expected a value per seed (2 seeds), got [5.0]" in result.stderr
+
+
+def test_a_rescore_whose_seeds_and_values_disagree_is_one_line(run_dir: Path) -> None:
+    with Archive(run_dir / Archive.FILE_NAME) as archive:
+        archive.add_rescore(Rescore(2, [100, 101, 102], [6.0, 7.0], 6.5, 0.5))
+    for command in (["archive"], ["report"]):
+        result = runner.invoke(app, [command[0], str(run_dir), *command[1:]])
+        assert "rescores row 2: column fitness_values: expected a value per seed (3 seeds)" in (
+            one_line_error(result)
+        )
+
+
+def test_a_trigger_in_a_run_folder_is_refused_before_any_write(copy_of: Path) -> None:
+    # A later write would meet it: it could refuse every iteration, or change other rows.
+    tamper(
+        copy_of,
+        "CREATE TRIGGER later AFTER INSERT ON iterations BEGIN DELETE FROM protocols; END",
+    )
+    for args in (["archive", str(copy_of)], ["evolve", "--run-dir", str(copy_of)]):
+        result = runner.invoke(app, [*args])
+        assert one_line_error(result).strip() == (
+            f"error: {copy_of / Archive.FILE_NAME}: not a usable archive (holds a trigger "
+            "('later'), which tpdisc never makes: not a database of tpdisc's)"
+        )
+    tamper(copy_of, "DROP TRIGGER later")
+    with Archive(copy_of / Archive.FILE_NAME, readonly=True) as archive:
+        assert archive.last_iteration() == 3 and len(archive.candidates()) == 8
+
+
+def test_a_damaged_page_met_by_a_later_write_is_one_line(copy_of: Path, evolved: Path) -> None:
+    # Pages freed by a long text that was cleared, whose list is damaged: no read goes
+    # there, the next write that needs room does.
+    path = copy_of / Archive.FILE_NAME
+    db = sqlite3.connect(path)
+    db.execute("UPDATE protocols SET answer=? WHERE id=1", ("x" * 400_000,))
+    db.execute("UPDATE protocols SET answer=NULL WHERE id=1")
+    db.commit()
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    with path.open("r+b") as raw:
+        raw.seek(32)
+        trunk = int.from_bytes(raw.read(4), "big")
+        assert trunk > 0
+        raw.seek(16)
+        size = int.from_bytes(raw.read(2), "big")
+        raw.seek((trunk - 1) * size)
+        raw.write(b"\x00\x00\x00\x00\xff\xff\xff\xff")  # its count of free pages
+    listed = runner.invoke(app, ["archive", str(copy_of)])
+    assert listed.exit_code == 0, listed.output  # reads pass it by
+    toy = toy_recipes(evolved)
+    resume = ["evolve", "--run-dir", str(copy_of), "--iterations", "5", "--recipes", toy]
+    assert ends_in_one_error(runner.invoke(app, resume)).startswith(
+        f"error: {path}: damaged, or not an SQLite database (database disk image is malformed)"
+    )
+    with Archive(path, readonly=True) as archive:
+        assert archive.last_iteration() == 3  # nothing half-written
+
+
+# --- round 5: code that does not hash to its code_sha256 is never used -------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["archive", "RUN", "--show", "NAME"],
+        ["archive", "RUN", "--show", "NAME", "--json"],
+        ["archive", "RUN", "--export", "NAME", "OUT"],
+        ["archive", "RUN", "--rescore", "1", "--executor", "serial", "--recipes", "TOY"],
+        ["report", "RUN", "--portraits", "0"],
+        ["report", "RUN", "--portrait-sims", "1", "--recipes", "TOY"],
+        ["analyze", "volume", "RUN", "--sims", "1", "--executor", "serial", "--recipes", "TOY"],
+    ],
+)
+def test_code_changed_after_it_was_scored_is_refused_wherever_it_is_used(
+    copy_of: Path, evolved: Path, tmp_path: Path, command: list[str]
+) -> None:
+    pid, name = best_valid(copy_of)
+    tamper(copy_of, "UPDATE protocols SET code = code || ? WHERE id=?", "\nx = 'changed'\n", pid)
+    out = tmp_path / "exported.py"
+    places = {"RUN": str(copy_of), "NAME": name, "OUT": str(out), "TOY": toy_recipes(evolved)}
+    result = runner.invoke(app, [places.get(a, a) for a in command])
+    assert one_line_error(result).startswith(
+        f"error: {copy_of / Archive.FILE_NAME}: protocols row {pid}: column code: does not "
+        "hash to the row's code_sha256 ("
+    )
+    assert "changed after it was scored, so refused" in result.stderr
+    assert not out.exists()
+    assert not (copy_of / "report" / "index.html").exists()
+
+
+# --- round 5: read-only run folders are read, and written nowhere but where asked ---------
+
+
+def test_a_finished_run_on_read_only_storage_is_read(
+    copy_of: Path, evolved: Path, tmp_path: Path
+) -> None:
+    before = sorted(p.name for p in copy_of.iterdir())
+    _, name = best_valid(copy_of)
+    listing = read_only(copy_of, [*TPDISC, "archive", str(copy_of)])
+    assert listing.returncode == 0 and name in listing.stdout, listing.stderr
+    shown = read_only(copy_of, [*TPDISC, "archive", str(copy_of), "--show", name])
+    assert shown.returncode == 0 and "class " in shown.stdout, shown.stderr
+    elsewhere = tmp_path / "elsewhere"
+    report = [*TPDISC, "report", str(copy_of), "--out", str(elsewhere)]
+    written = read_only(
+        copy_of, [*report, "--portrait-sims", "1", "--recipes", toy_recipes(evolved)]
+    )
+    assert written.returncode == 0, written.stderr
+    assert f"report written to {elsewhere / 'index.html'}" in written.stdout
+    assert (elsewhere / "index.html").is_file() and list((elsewhere / "portraits").iterdir())
+    assert sorted(p.name for p in copy_of.iterdir()) == before  # nothing written beside it
+    inside = read_only(copy_of, [*TPDISC, "report", str(copy_of), "--portraits", "0"])
+    assert f"{copy_of / 'report'}: cannot make the folder (Read-only file system)" in (
+        failed_in_one_line(inside)
+    )
+
+
+def test_an_analysis_of_a_run_on_read_only_storage_says_why_in_one_line(
+    copy_of: Path, evolved: Path
+) -> None:
+    # An analysis keeps its simulations in the run's archive: on read-only storage it
+    # cannot, and says so (SQLite's words were "unable to open database file").
+    command = [*TPDISC, "analyze", "volume", str(copy_of), "--sims", "1", "--executor",
+               "serial", "--recipes", toy_recipes(evolved)]  # fmt: skip
+    assert failed_in_one_line(read_only(copy_of, command)) == (
+        f"error: {copy_of / Archive.FILE_NAME}: cannot store the analysis' simulations "
+        "(Read-only file system): an analysis keeps them in the run's archive; copy the run "
+        "folder to writable storage"
+    )
+
+
+# --- round 5: a run folder whose name is not UTF-8 -----------------------------------------
+
+
+def test_a_run_folder_whose_name_is_not_utf8_is_reported(run_dir: Path) -> None:
+    odd = run_dir.with_name(os.fsdecode(b"run\xff"))
+    run_dir.rename(odd)
+    result = runner.invoke(app, ["report", str(odd), "--portraits", "0"])
+    assert result.exit_code == 0, result.output
+    page = (odd / "report" / "index.html").read_text(encoding="utf-8")
+    assert "run\\udcff" in page  # the name's byte, shown as its escape
+    listed = runner.invoke(app, ["archive", str(odd)], env={"COLUMNS": "300"})
+    assert listed.exit_code == 0 and "run\\udcff: protocols by fitness" in listed.stdout

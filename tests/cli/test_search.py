@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from tests.conftest import TOY
 from tests.search.answers import final, requested
+from tests.storage_faults import one_line_error as failed_in_one_line
+from tests.storage_faults import size_limited, small_disk
 from tpdisc.cli import app
 from tpdisc.search.archive import Archive
 from tpdisc.search.config import SearchConfig
@@ -320,3 +322,46 @@ def test_evolve_names_an_answer_cut_off_at_max_tokens(tmp_path, recipes) -> None
     )
     shown = runner.invoke(app, ["archive", str(tmp_path / "run"), "--show", "i0001"])
     assert "error: the answer was cut off at 512 tokens" in " ".join(shown.output.split())
+
+
+# --- round 5: writes that fail keep what was stored, and the rerun resumes -----------------
+
+
+def stored_iterations(run_dir: Path) -> int:
+    with Archive(run_dir / Archive.FILE_NAME, readonly=True) as archive:
+        return archive.last_iteration()
+
+
+def test_evolve_past_the_file_size_limit_is_one_line_and_the_rerun_resumes(
+    tmp_path: Path, recipes: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    args = [sys.executable, "-m", "tpdisc.cli", "evolve", "--run-dir", str(run_dir)]
+    args += ["--recipes", str(recipes), *TINY, "--iterations", "40", "--no-rescore"]
+    stopped = size_limited(300_000, args)
+    assert failed_in_one_line(stopped) == (
+        f"error: {run_dir / Archive.FILE_NAME}: cannot write (File too large: the file-size "
+        "limit of this process is 300,000 bytes (ulimit -f)); the write was undone, what the "
+        "file held before is kept"
+    )
+    done = stored_iterations(run_dir)
+    assert 1 <= done < 40
+    rerun = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    said = " ".join(rerun.stderr.split())  # a long path may wrap the line
+    assert f"resuming {run_dir}: offline proposer" in said
+    assert f"iteration {done + 1} of 40" in said
+    assert stored_iterations(run_dir) == 40
+
+
+def test_evolve_on_a_full_disk_is_one_line_and_keeps_what_was_stored(
+    tmp_path: Path, recipes: Path
+) -> None:
+    disk, kept = tmp_path / "disk", tmp_path / "kept"
+    args = [sys.executable, "-m", "tpdisc.cli", "evolve", "--run-dir", str(disk / "run")]
+    args += ["--recipes", str(recipes), *TINY, "--iterations", "40", "--no-rescore"]
+    stopped = small_disk(disk, "400k", args, kept)
+    line = failed_in_one_line(stopped)
+    assert line.startswith(f"error: {disk / 'run'}/")
+    assert ": cannot write (No space left on device (" in line
+    assert 1 <= stored_iterations(kept / "run") < 40

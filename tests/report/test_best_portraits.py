@@ -16,7 +16,7 @@ from tpdisc.cli import app
 from tpdisc.executors.make import make_executor
 from tpdisc.report import best_portraits
 from tpdisc.report.portrait_pages import read_portrait
-from tpdisc.search.archive import Archive
+from tpdisc.search.archive import Archive, code_hash
 from tpdisc.search.pick import run_pick
 
 run_dir = test_search_run.run_dir
@@ -115,7 +115,10 @@ def test_a_best_protocol_with_mathtext_in_its_metrics_is_drawn_as_written(
     shutil.copytree(run_dir, copy)
     best = best_id(copy)
     with Archive(copy / Archive.FILE_NAME) as archive:
-        archive.db.execute("UPDATE protocols SET code=? WHERE id=?", (ODD_METRIC, best))
+        archive.db.execute(
+            "UPDATE protocols SET code=?, code_sha256=? WHERE id=?",
+            (ODD_METRIC, code_hash(ODD_METRIC), best),
+        )
     out = tmp_path / "report"
     args = ["report", str(copy), "--out", str(out), "--recipes", str(run_dir.parent / "toy.json")]
     result = runner.invoke(app, [*args, "--portrait-sims", "1"])

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from tpdisc.errors import ConfigError
 from tpdisc.search.archive import Archive, Candidate
+from tpdisc.storage import StorageError
 
 
 def row(name: str, iteration: int, attempt: int = 0, **kw) -> Candidate:
@@ -59,7 +58,7 @@ def test_iteration_is_one_transaction(tmp_path) -> None:
     with Archive(tmp_path / "a.sqlite") as archive:
         bad = row("i0001", 1, status="invalid", error="boom")
         clash = row("i0001", 1)  # same (iteration, attempt, name): the insert fails
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(StorageError, match="refused a write"):
             archive.finish_iteration(1, "warm-up", [bad, clash])
         assert archive.candidates() == [] and archive.last_iteration() == 0
         fixed = row("i0001r1", 1, attempt=1, fitness_mean=3.0)
@@ -68,7 +67,8 @@ def test_iteration_is_one_transaction(tmp_path) -> None:
         )
         assert accepted == fixed.id and fixed.repair_of is not None
         assert archive.last_iteration() == 1
-        with pytest.raises(sqlite3.IntegrityError):  # an iteration cannot be stored twice
+        # An iteration cannot be stored twice.
+        with pytest.raises(StorageError, match="refused a write"):
             archive.finish_iteration(1, "warm-up", [row("other", 1, fitness_mean=1.0)])
         assert len(archive.candidates()) == 2
 
@@ -127,7 +127,7 @@ def test_wal_mode_and_read_only_access(tmp_path) -> None:
         with Archive(path, readonly=True) as reader:  # while the writer is open
             assert [c.name for c in reader.candidates(valid_only=True)] == ["a"]
             assert reader.find_code("c") == 1
-            with pytest.raises(sqlite3.OperationalError):
+            with pytest.raises(StorageError):
                 reader.set_meta("k", "v")
     assert mode == "wal"
 
@@ -280,7 +280,7 @@ def test_records_go_with_their_iteration_and_an_older_archive_has_none(tmp_path)
             ],
             records={"i1": kept, "i1r1": kept},  # only a valid row keeps them
         )
-        with pytest.raises(sqlite3.IntegrityError):  # one transaction: neither is written
+        with pytest.raises(StorageError):  # one transaction: neither is written
             archive.finish_iteration(
                 1, "warm-up", [row("i2", 1, code="z", fitness_mean=1.0)], records={"i2": kept}
             )

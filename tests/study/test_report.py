@@ -3,6 +3,7 @@ both ways, every link inside the report folder, every text from archives escaped
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from html.parser import HTMLParser
@@ -274,6 +275,48 @@ def test_hand_made_stage_results_are_one_line_naming_the_file(
     assert str(copied.result(stage)) in str(info.value)
     assert "not what the study writes there" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def _set(path: str, value: Any) -> Any:
+    """A change to a stage's results: ``value`` at ``path`` (keys and list indices)."""
+
+    def change(data: Any) -> None:
+        *parents, last = path.split(".")
+        for key in parents:
+            data = data[int(key)] if isinstance(data, list) else data[key]
+        data[int(last) if isinstance(data, list) else last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("stage", "change", "message"),
+    [
+        ("baselines", _set("protocols.0.curve_mean.3", float("nan")),
+         "holds NaN, where every number must be finite"),
+        ("generalization", _set("settings.0.evolved_mean", float("inf")),
+         "holds Infinity, where every number must be finite"),
+        ("best", _set("protocols.0.final_horizon.0", -3),
+         "protocols[0].final_horizon[0]: a coverage is a whole number from 0, got -3"),
+        ("baselines", _set("protocols.1.final_long.2", 2.5),
+         "protocols[1].final_long[2]: a coverage is a whole number from 0, got 2.5"),
+        ("ablation", _set("sets.top.original_sem", -1.0),
+         "sets.top.original_sem: a mean or error of coverage cannot be negative, got -1.0"),
+        ("search", _set("runs.0.best.fitness", "1e400"),
+         "runs[0].best.fitness: expected a finite number, got inf"),
+    ],
+)  # fmt: skip
+def test_stored_results_that_are_not_finite_or_not_coverages_are_one_line(
+    copied: StudyDir, stage: str, change: Any, message: str
+) -> None:
+    data = copied.read_result(stage)
+    assert data is not None
+    change(data)
+    text = json.dumps(data, indent=2)  # NaN and Infinity as Python writes them
+    copied.result(stage).write_text(text.replace('"1e400"', "1e400"))
+    with pytest.raises(ConfigError) as info:
+        publish(copied)
+    assert str(info.value) == f"{copied.result(stage)}: {message}"
 
 
 def test_a_best_protocol_with_mathtext_in_its_metrics_is_drawn_as_written(

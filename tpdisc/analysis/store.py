@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -34,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from tpdisc.errors import ConfigError, excerpt
-from tpdisc.storage import Database
+from tpdisc.safefiles import why_not_written
+from tpdisc.storage import Database, StorageError
 
 ORIGINAL = "original"
 ABLATED = "ablated"
@@ -167,6 +167,18 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _on_read_only(err: StorageError) -> Exception:
+    """What an archive on read-only storage says to an analysis, which keeps its
+    simulations in the run's archive (SQLite's own words there: "unable to open database
+    file")."""
+    if why_not_written(err.path) != "Read-only file system":
+        return err
+    return ConfigError(
+        f"{err.path}: cannot store the analysis' simulations (Read-only file system): an "
+        "analysis keeps them in the run's archive; copy the run folder to writable storage"
+    )
+
+
 class AnalysisStore(Database):
     """The ``analysis`` table of one archive file."""
 
@@ -176,9 +188,16 @@ class AnalysisStore(Database):
             raise ConfigError(f"{path}: no archive here")
         try:
             super().__init__(path)
+        except StorageError as err:
+            raise _on_read_only(err) from None
+        try:
             self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as err:
-            raise ConfigError(f"{self.path}: cannot store analysis results ({err})") from None
+        except StorageError as err:
+            self.close()
+            raise _on_read_only(err) from None
+        except BaseException:
+            self.close()
+            raise
 
     def register(self, settings: Mapping[str, Any]) -> str:
         """The hash of ``settings``, recorded with them so a reader can tell what it means."""
@@ -193,7 +212,15 @@ class AnalysisStore(Database):
         row = self.db.execute(
             "SELECT value FROM analysis_settings WHERE settings=?", (key,)
         ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        if row is None:
+            return None
+        data = self._decoded(f"analysis_settings row {excerpt(key, 20)}", row[0])
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"{self.path}: analysis_settings row {excerpt(key, 20)}: column value: "
+                f"expected a JSON object, got {excerpt(data)}"
+            )
+        return data
 
     def put(self, protocol_id: int, settings: str, rows: Iterable[tuple[str, int, Any]]) -> None:
         """Store one protocol's results, ``(kind, seed, value)`` each, in one transaction

@@ -69,11 +69,24 @@ def will_run_kernels(argv: Sequence[str]) -> bool:
     return use_kernels(True)
 
 
+def replace_unencodable() -> None:
+    """Let stdout show what its encoding cannot hold (ascii, latin-1, a C locale without
+    UTF-8) as ``?``: a table of names and ``±`` must be printed, not end the command in a
+    UnicodeEncodeError after its work is done. stderr already escapes such characters."""
+    stream = sys.stdout
+    # surrogateescape: Python's choice for a C locale, which fails on any non-ASCII text.
+    if getattr(stream, "errors", None) in ("strict", "surrogateescape") and hasattr(
+        stream, "reconfigure"
+    ):
+        stream.reconfigure(errors="replace")
+
+
 def main(argv: Sequence[str] | None = None) -> Any:
     """Run the command line. A command that will simulate in a process pool first starts
     the pool's worker server, which boots (and loads numba, for compiled agents) while the
     commands load: about 0.2 s that no longer come before the first simulation."""
     args = list(sys.argv[1:] if argv is None else argv)
+    replace_unencodable()
     if will_simulate_in_pool(args):
         from tpdisc.executors.worker_server import start_worker_server
 

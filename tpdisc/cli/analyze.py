@@ -33,6 +33,7 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import (
     JsonTarget,
     err_console,
+    holding,
     human_console,
     json_on_stdout,
     json_option,
@@ -214,6 +215,7 @@ def _number(value: float | None, spec: str = ".2f") -> str:
 @analyze_app.command("ablation")
 @user_errors
 @with_options(EXECUTOR_OPTIONS, defaults=AnalyzeSettings())
+@holding("plot")
 def ablation_cmd(
     run_dirs: RunDirsArg,
     top: Annotated[int, typer.Option("--top", min=0, help="Best protocols per run.")] = 20,
@@ -278,6 +280,7 @@ def ablation_cmd(
 @analyze_app.command("volume")
 @user_errors
 @with_options(*TARGET_GROUPS, defaults=_evaluation_defaults())
+@holding("plot")
 def volume_cmd(
     targets: TargetsArg,
     include_baselines: BaselinesOpt = False,
@@ -314,6 +317,7 @@ def volume_cmd(
 @analyze_app.command("features")
 @user_errors
 @with_options(*TARGET_GROUPS, defaults=_evaluation_defaults())
+@holding("plot")
 def features_cmd(
     targets: TargetsArg,
     include_baselines: BaselinesOpt = False,

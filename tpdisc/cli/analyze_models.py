@@ -20,6 +20,7 @@ from tpdisc.cli.options import (
 from tpdisc.cli.output import (
     JsonTarget,
     err_console,
+    holding,
     human_console,
     json_on_stdout,
     json_option,
@@ -95,6 +96,7 @@ def _defaults() -> Any:
     *PROTOCOL_GROUPS,
     defaults=_defaults(),
 )
+@holding("plot")
 def generalize_cmd(
     protocols: GeneralizeProtocolsArg,
     baselines: BaselinesOpt = "standard",
@@ -220,6 +222,7 @@ MapSeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the t-SN
 
 
 @user_errors
+@holding("plot")
 def embeddings_cmd(
     run_dirs: RunDirsArg,
     backend: BackendOpt = "tfidf",

@@ -53,7 +53,7 @@ from tpdisc.domain.variants import (
 from tpdisc.errors import ConfigError
 from tpdisc.protocols.baselines import BASELINES, STANDARD_BASELINES
 from tpdisc.protocols.interface import ProtocolSpec
-from tpdisc.safefiles import make_dirs
+from tpdisc.safefiles import hold_outputs, make_dirs
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -192,23 +192,11 @@ def compare_cmd(
     baselines (--alone: not)."""
     config = evaluation_config(protocols, options, alone)
     target = JsonTarget.parse(json_out)
-    if not options["print_config"]:
-        named = run_references(config.protocols, config.trusted, say=False)
-        check_reference(config, reference, named)
-        keep_earlier_results(out)
     targets = [target] if target is not None else []
     if target is None or target.on_stdout:  # the folder keeps it beside its figures
         targets.append(JsonTarget(out / "results.json"))
-    run(
-        config,
-        options,
-        targets,
-        out,
-        log_dir,
-        details,
-        reference,
-        baselines_added(protocols, alone),
-    )
+    added = baselines_added(protocols, alone)
+    run(config, options, targets, out, log_dir, details, reference, added, keep_earlier=True)
 
 
 COMPARE_OUTPUTS = ("results.json", "coverage.png", "pairwise.png", "pairwise.json")
@@ -271,12 +259,35 @@ def run(
     details: bool,
     reference: str | None = None,
     added: bool = False,
+    *,
+    keep_earlier: bool = False,
 ) -> None:
+    """Evaluate ``config`` and say, write and draw the results; ``added``: the standard
+    baselines were added to the protocols given (said after the table); ``keep_earlier``:
+    move the results of an earlier comparison in ``plot`` to ``plot/previous`` first."""
     if options["print_config"]:
         print_yaml(config)
         return
     resolved = run_references(config.protocols, config.trusted)
     check_reference(config, reference, resolved)
+    with hold_outputs(plot, log_dir):
+        if keep_earlier and plot is not None:
+            keep_earlier_results(plot)
+        evaluate_and_report(
+            config, json_targets, plot, log_dir, details, reference, resolved, added
+        )
+
+
+def evaluate_and_report(
+    config: EvaluationConfig,
+    json_targets: list[JsonTarget],
+    plot: Path | None,
+    log_dir: Path | None,
+    details: bool,
+    reference: str | None,
+    resolved: Mapping[str, ProtocolSpec],
+    added: bool,
+) -> None:
     started = datetime.now(UTC)
     sharing = [p for p in config.protocols if p != "asocial"]
     if config.sim.n_agents == 1 and sharing:

@@ -27,6 +27,7 @@ from tpdisc.cli.output import (
 from tpdisc.cli.runs import describe_run, run_references
 from tpdisc.cli.settings import Options, print_yaml, with_options
 from tpdisc.cli.tables import portrait_accounting_table
+from tpdisc.safefiles import hold_outputs
 from tpdisc.sim.config import EvaluationConfig
 from tpdisc.sim.provenance import provenance
 
@@ -96,18 +97,19 @@ def inspect_cmd(
     sim = config.sim
     if sim.n_agents == 1:
         err_console.print("warning: with 1 agent no one shares: the flow will be empty")
-    graph = default_graph(config.recipes)
-    domain = make_domain(graph, sim.variant)
-    resolved = run_references(config.protocols, config.trusted)
-    # Before the bar: a first run builds the empowerment prior here, with its own display.
-    prepared = prepare_evaluation(config, domain, resolved)
-    named = list(zip(prepared.names, prepared.specs, strict=True))
-    with (
-        config.executor.open() as pool,
-        progress_bar(len(named) * config.sims, "inspecting") as advance,
-    ):
-        portraits = build_portraits(domain, sim, named, config.seeds, pool, advance)
-    index = write_portraits(portraits, out)
+    with hold_outputs(out):
+        graph = default_graph(config.recipes)
+        domain = make_domain(graph, sim.variant)
+        resolved = run_references(config.protocols, config.trusted)
+        # Before the bar: a first run builds the empowerment prior here, with its display.
+        prepared = prepare_evaluation(config, domain, resolved)
+        named = list(zip(prepared.names, prepared.specs, strict=True))
+        with (
+            config.executor.open() as pool,
+            progress_bar(len(named) * config.sims, "inspecting") as advance,
+        ):
+            portraits = build_portraits(domain, sim, named, config.seeds, pool, advance)
+        index = write_portraits(portraits, out)
     if not json_on_stdout(target):
         out_console.print(portrait_accounting_table(portraits))
     out_console.print(f"pages written to {index}", highlight=False, soft_wrap=True)

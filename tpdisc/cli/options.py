@@ -165,9 +165,17 @@ AddressOpt = Annotated[
     str | None,
     typer.Option(
         "--address",
-        help="Ray cluster to join, e.g. 'auto' or 'ray://HOST:10001' (default: start a local "
-        "Ray instance). Only with --executor ray.",
+        help="Ray cluster to join: HOST:PORT of its head node, 'ray://HOST:10001' or 'auto' "
+        "(default: start a local Ray instance). Only with --executor ray.",
         show_default=False,
+    ),
+]
+ConnectTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--connect-timeout",
+        min=0.1,
+        help="Seconds to wait for the Ray cluster at --address to answer before giving up.",
     ),
 ]
 LLMConcurrencyOpt = Annotated[
@@ -406,6 +414,7 @@ EXECUTOR_OPTIONS: tuple[Opt, ...] = (
     Opt("executor", ExecutorOpt, "executor.kind"),
     Opt("workers", WorkersOpt, "executor.workers"),
     Opt("address", AddressOpt, "executor.address"),
+    Opt("connect_timeout", ConnectTimeoutOpt, "executor.connect_timeout"),
 )
 SANDBOX_OPTIONS: tuple[Opt, ...] = (
     Opt("time_limit", TimeLimitOpt, "sandbox.time_limit"),

@@ -25,7 +25,7 @@ from typer._click import types as click_types
 from typer.core import TyperGroup
 
 from tpdisc.errors import ConfigError, TpdiscError, visible
-from tpdisc.safefiles import write_file
+from tpdisc.safefiles import hold_outputs, write_file
 
 
 class PlainConsole(Console):
@@ -287,3 +287,25 @@ def json_on_stdout(*targets: JsonTarget | None) -> bool:
 def human_console(*targets: JsonTarget | None) -> Console:
     """Where a command's messages go: stderr when its JSON takes stdout."""
     return err_console if json_on_stdout(*targets) else console
+
+
+# --- output folders: one command at a time -----------------------------------------------
+
+
+def holding(*names: str) -> Callable[[F], F]:
+    """Run the command with the output folders its options ``names`` give held for it
+    alone (:func:`tpdisc.safefiles.hold_outputs`): a second command writing into one is
+    refused in one line, before any work; a ``--print-config`` writes nothing."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            options = kwargs.get("options")
+            if options is not None and options.values.get("print_config"):
+                return func(*args, **kwargs)
+            with hold_outputs(*(kwargs.get(name) for name in names)):
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

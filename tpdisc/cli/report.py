@@ -9,6 +9,7 @@ import typer
 
 from tpdisc.cli.options import RecipesOpt
 from tpdisc.cli.output import console, err_console, progress_bar, user_errors
+from tpdisc.safefiles import hold_outputs
 
 
 @user_errors
@@ -59,14 +60,18 @@ def report_cmd(
         pass  # a clear error for a folder that is not a run, before any simulation
     pages: dict[int, str] = {}
     notes: list[str] = []
-    if portraits:
-        with make_executor() as pool, progress_bar(portraits * portrait_sims, "portraits") as tick:
-            pages, notes = run_portraits(
-                run_dir, target, pool, top=portraits, sims=portrait_sims, recipes=recipes,
-                on_simulation=tick, root=root,
-            )  # fmt: skip
-    with open_archive(run_dir) as archive:
-        index = build_report(archive, run_dir, target, portraits=pages, notes=notes, root=root)
+    with hold_outputs(target, root=root):
+        if portraits:
+            with (
+                make_executor() as pool,
+                progress_bar(portraits * portrait_sims, "portraits") as tick,
+            ):
+                pages, notes = run_portraits(
+                    run_dir, target, pool, top=portraits, sims=portrait_sims, recipes=recipes,
+                    on_simulation=tick, root=root,
+                )  # fmt: skip
+        with open_archive(run_dir) as archive:
+            index = build_report(archive, run_dir, target, portraits=pages, notes=notes, root=root)
     # After the report: a folder the report refuses is one line, not warnings and then it.
     for note in notes:
         err_console.print(f"warning: {note}", highlight=False, soft_wrap=True)

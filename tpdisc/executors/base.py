@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.errors import TpdiscError
 
 T_co = TypeVar("T_co", covariant=True)
 R = TypeVar("R")
@@ -29,6 +30,11 @@ R = TypeVar("R")
 SHARED_ARRAY_BYTES = 1 << 20
 # Worker-side cache of shared objects; a few suffice (one graph per domain variant).
 WORKER_CACHE_SIZE = 8
+
+
+class ExecutorLost(TpdiscError):
+    """The workers of a run were lost (a Ray cluster's node, raylet or object store): the
+    run cannot go on, and what its command stored so far is kept."""
 
 
 class Task(Protocol[T_co]):

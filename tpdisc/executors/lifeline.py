@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 POLL_SECONDS = 0.5
 PR_SET_PDEATHSIG = 1
@@ -33,10 +34,17 @@ PR_SET_PDEATHSIG = 1
 
 def exit_with(pid: int) -> None:
     """End this process (``os._exit``) as soon as the process ``pid`` ends."""
+    when_gone(pid, lambda: os._exit(1))
+
+
+def when_gone(pid: int, then: Callable[[], None]) -> None:
+    """Call ``then`` as soon as the process ``pid`` ends (from a thread of its own; at
+    once if it has ended already)."""
     try:
         fd: int | None = os.pidfd_open(pid)
     except ProcessLookupError:
-        os._exit(1)
+        then()
+        return
     except (AttributeError, OSError):  # no pidfds here: poll
         fd = None
 
@@ -46,7 +54,7 @@ def exit_with(pid: int) -> None:
         else:
             while _alive(pid):
                 time.sleep(POLL_SECONDS)
-        os._exit(1)
+        then()
 
     threading.Thread(target=watch, name="tpdisc-lifeline", daemon=True).start()
 

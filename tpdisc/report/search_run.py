@@ -108,6 +108,7 @@ def build_report(
     (default: ``out`` is the user's own path)."""
     out = Path(out)
     portraits = dict(portraits or {})
+    archive.check_rows()  # a bad row refuses the report before any page of it is written
     make_dirs(out, root)
     make_dirs(out / PROTOCOLS, out)
     rows = archive.summaries()

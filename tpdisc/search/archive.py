@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from tpdisc.errors import ConfigError, excerpt
-from tpdisc.storage import Database
+from tpdisc.errors import ConfigError, TpdiscError, excerpt
+from tpdisc.storage import Database, StorageError
 
 Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
 # raced: stopped after a race's first round, clearly worse than the archive's best (its
@@ -212,6 +212,15 @@ _RESCORE_COLUMNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "created_at": ("text", _is_text),
 }
 
+# What the values of ``meta`` must be, by key (text by default): the schema version is
+# stored as a number by archives that SQLite's type affinity made text of it.
+_META_VALUES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "schema_version": (
+        "a whole number",
+        lambda v: (_is_int(v) or isinstance(v, str)) and str(v).isdigit() and len(str(v)) < 10,
+    ),
+}
+
 _TABLES = {
     "protocols": _COLUMNS,
     "iterations": _ITERATION_COLUMNS,
@@ -236,6 +245,14 @@ def _decoded(path: Path, row: str, column: str, text: Any) -> Any:
 
 def _row(pid: Any) -> str:
     return f"protocols row {excerpt(pid, 24)}"
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def now() -> str:
@@ -440,6 +457,13 @@ class Totals:
     cost: float
 
 
+def _unusable(err: StorageError) -> TpdiscError:
+    """What a failure to open an archive says: a damaged or foreign file is not one."""
+    if err.kind == "damaged":
+        return ConfigError(f"{err.path}: not a usable archive ({err.reason})")
+    return err
+
+
 class Archive(Database):
     """The SQLite archive of one run directory (``archive.sqlite``)."""
 
@@ -451,6 +475,9 @@ class Archive(Database):
             raise ConfigError(f"{path}: no archive here")
         try:
             super().__init__(path, readonly=readonly)
+        except StorageError as err:
+            raise _unusable(err) from None
+        try:
             self.db.row_factory = sqlite3.Row
             if not readonly:
                 self.db.executescript(SCHEMA)
@@ -458,13 +485,16 @@ class Archive(Database):
                     "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
                 )
             self.db.execute("PRAGMA foreign_keys=ON")
-            version = self.db.execute(
-                "SELECT value FROM meta WHERE key='schema_version'"
-            ).fetchone()
-        except sqlite3.DatabaseError as err:
-            raise ConfigError(f"{self.path}: not a usable archive ({err})") from None
-        if version is None or int(version[0]) != SCHEMA_VERSION:
-            raise ConfigError(f"{self.path}: archive schema {version and version[0]} unsupported")
+            version = self.meta("schema_version")
+        except StorageError as err:
+            self.close()
+            raise _unusable(err) from None
+        except BaseException:
+            self.close()
+            raise
+        if version != str(SCHEMA_VERSION):
+            self.close()
+            raise ConfigError(f"{self.path}: archive schema {version} unsupported")
 
     # --- writing -------------------------------------------------------------------------
 
@@ -577,8 +607,15 @@ class Archive(Database):
     # --- reading -------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
+        """The value stored under ``key`` in ``meta`` (text: every value tpdisc stores
+        there is), None when there is none."""
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        if row is None:
+            return None
+        expected, test = _META_VALUES.get(key, ("text", _is_text))
+        if not test(row[0]):
+            raise bad_value(self.path, f"meta row {excerpt(key, 40)}", "value", expected, row[0])
+        return str(row[0])
 
     def _checked(self, table: str, data: dict[str, Any]) -> dict[str, Any]:
         """``data``, a row of ``table`` as read, with its JSON columns decoded, once each
@@ -592,7 +629,30 @@ class Archive(Database):
                 data[column] = _decoded(self.path, row, column, data[column])
             if not test(data[column]):
                 raise bad_value(self.path, row, column, expected, data[column])
+        self._agrees(row, data)
         return data
+
+    def _agrees(self, row: str, data: dict[str, Any]) -> None:
+        """The columns of a row that must agree with each other do: as many fitness values
+        as seeds, and code that hashes to its ``code_sha256`` (code changed after it was
+        scored must not be shown, run or re-scored under that row's fitness)."""
+        seeds, values = data.get("seeds"), data.get("fitness_values")
+        if seeds is not None and values is not None and len(seeds) != len(values):
+            expected = f"a value per seed ({len(seeds)} seeds)"
+            raise bad_value(self.path, row, "fitness_values", expected, values)
+        code = data.get("code")
+        if code is not None and "code_sha256" in data and data["code_sha256"] != code_hash(code):
+            stored = str(data["code_sha256"])[:16]
+            raise ConfigError(
+                f"{self.path}: {row}: column code: does not hash to the row's code_sha256 "
+                f"({stored}...): changed after it was scored, so refused"
+            )
+
+    def check_rows(self) -> None:
+        """Read every protocol's row through the checks, keeping none: for a command that
+        must refuse a bad row before it writes anything (a report of half the pages)."""
+        for row in self.db.execute("SELECT * FROM protocols ORDER BY id"):
+            self._checked("protocols", dict(row))
 
     def _candidate(self, row: sqlite3.Row) -> Candidate:
         return Candidate(**self._checked("protocols", dict(row)))
@@ -688,6 +748,8 @@ class Archive(Database):
 
     def ids_named(self, name: str) -> list[int]:
         """The ids of the protocols called ``name`` (several when repairs kept the name)."""
+        if not name.isascii() and not _is_utf8(name):  # an argument in bytes of no encoding
+            return []
         rows = self.db.execute("SELECT id FROM protocols WHERE name = ? ORDER BY id", (name,))
         return [row[0] for row in rows]
 

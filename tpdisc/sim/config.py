@@ -84,14 +84,17 @@ class SimConfig:
 class ExecutorConfig:
     """Where simulations run: ``serial``, ``processes`` (``workers`` of them, default all
     cores) or ``ray`` (``workers`` tasks in flight at most; ``address`` the cluster to
-    join, default a local one). It never changes a result."""
+    join, default a local one, given up after ``connect_timeout`` seconds without an
+    answer). It never changes a result."""
 
     kind: str = "processes"
     workers: int | None = None
     address: str | None = None
+    connect_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         from tpdisc.executors.make import EXECUTORS
+        from tpdisc.executors.ray import check_address
 
         if self.kind not in EXECUTORS:
             raise ConfigError(unknown("executor", self.kind, EXECUTORS))
@@ -99,11 +102,16 @@ class ExecutorConfig:
             raise ConfigError(f"workers must be at least 1, got {self.workers}")
         if self.address is not None and self.kind != "ray":
             raise ConfigError(f"address {self.address!r} only applies to the ray executor")
+        check_address(self.address)
+        if not 0 < self.connect_timeout < 86_400:
+            raise ConfigError(
+                f"connect timeout must be above 0 and under a day, got {self.connect_timeout}"
+            )
 
     def open(self) -> Executor:
         from tpdisc.executors.make import make_executor
 
-        return make_executor(self.kind, self.workers, self.address)
+        return make_executor(self.kind, self.workers, self.address, self.connect_timeout)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ to read files outside it, or a rerun to write outside it.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +41,54 @@ from tpdisc.safefiles import (
 )
 
 MAX_RESULT_BYTES = 200_000_000
+
+
+class _NotFinite(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a JSON text."""
+
+
+def _not_finite(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+# What a stage writes under these keys: final coverages (how many elements a group found),
+# and means and standard errors of coverage, none of which can be negative.
+COVERAGE_COUNTS = frozenset({"final_horizon", "final_long"})
+NONNEGATIVE = frozenset(
+    {"mean", "sem", "fitness", "archive_fitness", "best_so_far", "best_baseline"}
+)
+# Whole numbers beyond this are no count or id a study makes (and overflow a float).
+_LARGEST = 2**53
+
+
+def number_fault(data: Any) -> str | None:
+    """What is wrong with the numbers of a stage's results, as read back (None: nothing):
+    every number finite, coverages whole numbers from 0, means and errors of coverage not
+    negative. Walked without recursion: a file may nest deep."""
+    stack: list[tuple[str, Any, str]] = [("", data, "")]
+    while stack:
+        where, value, key = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v, str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v, key) for i, v in enumerate(value))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            fault = _number_fault(value, key)
+            if fault is not None:
+                return f"{where[:100]}: {fault}, got {excerpt(value)}"
+    return None
+
+
+def _number_fault(value: float, key: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "expected a finite number"
+    if abs(value) > _LARGEST:
+        return "expected a number of at most 2**53"
+    if key in COVERAGE_COUNTS and (not isinstance(value, int) or value < 0):
+        return "a coverage is a whole number from 0"
+    if (key in NONNEGATIVE or key.endswith(("_mean", "_sem"))) and value < 0:
+        return "a mean or error of coverage cannot be negative"
+    return None
 
 
 @dataclass(frozen=True)
@@ -125,14 +174,21 @@ class StudyDir:
         if not os.path.lexists(path):
             return None
         try:
-            data = json.loads(read_capped(path, MAX_RESULT_BYTES, root=self.root))
+            data = json.loads(
+                read_capped(path, MAX_RESULT_BYTES, root=self.root), parse_constant=_not_finite
+            )
         except FileRefused as err:
             raise ConfigError(str(err)) from None
+        except _NotFinite as err:
+            raise ConfigError(f"{path}: holds {err}, where every number must be finite") from None
         except (ValueError, RecursionError) as err:  # RecursionError: nesting thousands deep
             reason = str(err).splitlines()[0][:100] if str(err) else type(err).__name__
             raise ConfigError(f"{path}: not a stage's results ({reason})") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object, got {excerpt(data)}")
+        fault = number_fault(data)
+        if fault is not None:
+            raise ConfigError(f"{path}: {fault}")
         return data
 
     @contextmanager

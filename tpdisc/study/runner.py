@@ -208,7 +208,7 @@ class StageTiming:
     recorded: int = 0
 
 
-_RECORDED = re.compile(r"(\d+) more taken from the search's records")
+_RECORDED = re.compile(r"(\d{1,15}) more taken from the search's records")
 
 
 def stage_timings(events: list[dict[str, Any]]) -> dict[str, StageTiming]:
@@ -221,7 +221,8 @@ def stage_timings(events: list[dict[str, Any]]) -> dict[str, StageTiming]:
         if event["event"] in ("started", "resumed"):
             began[key] = when
         elif event["event"] == "finished" and key in began:
-            sims = int(event["detail"].split()[0]) if event["detail"][:1].isdigit() else 0
+            counted = re.match(r"(\d{1,15}) ", event["detail"])
+            sims = int(counted.group(1)) if counted else 0
             recorded = _RECORDED.search(event["detail"])
             earlier = out.get(event["stage"], StageTiming(0.0, 0))
             out[event["stage"]] = StageTiming(

@@ -12,7 +12,6 @@ checks that a rerun redid nothing.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -53,6 +52,32 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _is_time(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        return datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _is_session(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**53
+
+
+def _is_short_text(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= 10_000
+
+
+_EVENT_COLUMNS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (
+    ("session", "a whole number from 1", _is_session),
+    ("time", "a date and time with its offset (ISO 8601)", _is_time),
+    ("stage", "text", _is_short_text),
+    ("event", "text", _is_short_text),
+    ("detail", "text of at most 10,000 characters", _is_short_text),
+)
+
+
 @dataclass(frozen=True)
 class Cell:
     """One protocol under one simulation config: ``item`` names it within its stage."""
@@ -76,13 +101,14 @@ class StudyStore(Database):
     """``study.sqlite`` of one study folder, opened for one session (one invocation)."""
 
     def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
         try:
-            super().__init__(path)
             self.db.executescript(SCHEMA)
-            row = self.db.execute("SELECT MAX(session) FROM events").fetchone()
-        except sqlite3.DatabaseError as err:
-            raise ConfigError(f"{self.path}: cannot open the study's database ({err})") from None
-        self.session = int(row[0] or 0) + 1
+            last = max((e["session"] for e in self.events()), default=0)
+        except BaseException:
+            self.close()
+            raise
+        self.session = last + 1
 
     def log(self, stage: str, event: str, detail: str = "") -> None:
         with self._transaction() as db:
@@ -96,7 +122,19 @@ class StudyStore(Database):
             "SELECT session, created_at, stage, event, detail FROM events ORDER BY rowid"
         )
         keys = ("session", "time", "stage", "event", "detail")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [self._event(k, dict(zip(keys, row, strict=True))) for k, row in enumerate(rows)]
+
+    def _event(self, k: int, event: dict[str, Any]) -> dict[str, Any]:
+        """One row of ``events``, checked: a study folder may come from anyone."""
+        for column, expected, fine in _EVENT_COLUMNS:
+            if not fine(event[column]):
+                row = f"events row {k + 1}"
+                column_name = "created_at" if column == "time" else column
+                raise ConfigError(
+                    f"{self.path}: {row}: column {column_name}: expected {expected}, "
+                    f"got {excerpt(event[column])}"
+                )
+        return event
 
     def stored(
         self, stage: str, items: Iterable[str] | None = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpdisc.errors import ConfigError
-from tpdisc.storage import connect, immediate_transaction
+from tpdisc.storage import StorageError, connect, immediate_transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -78,15 +77,17 @@ class ResponseCache:
             # Several threads share this connection, one at a time under the lock.
             self._db = connect(path, synchronous="NORMAL", timeout=60.0, threads=True)
             self._db.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as err:
+        except OSError as err:
             raise ConfigError(f"LLM response cache {path}: {err}") from None
+        except StorageError as err:
+            raise ConfigError(f"LLM response cache {err}") from None
 
     def get(self, key: str) -> CachedAnswer | None:
         try:
             with self._lock:
                 row = self._db.execute(_ANSWER, (key,)).fetchone()
-        except sqlite3.Error as err:
-            raise ConfigError(f"LLM response cache {self.path}: {err}") from None
+        except StorageError as err:
+            raise ConfigError(f"LLM response cache {err}") from None
         return CachedAnswer(row[0], int(row[1]), int(row[2])) if row else None
 
     def put(self, key: str, model: str, answer: CachedAnswer) -> CachedAnswer:
@@ -109,8 +110,8 @@ class ResponseCache:
                     ),
                 )
                 row = self._db.execute(_ANSWER, (key,)).fetchone()
-        except sqlite3.Error as err:
-            raise ConfigError(f"LLM response cache {self.path}: {err}") from None
+        except StorageError as err:
+            raise ConfigError(f"LLM response cache {err}") from None
         return CachedAnswer(row[0], int(row[1]), int(row[2]))
 
     def __len__(self) -> int:

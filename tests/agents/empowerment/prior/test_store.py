@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -167,3 +171,57 @@ def test_a_worker_load_skips_the_sha256_but_not_the_archives_crc(toy_graph: Reci
     path.write_bytes(bytes(raw))
     with pytest.raises(PriorCacheError, match="CRC"):
         load_prior(path, verify=False)
+
+
+# --- round 5: a process that waits for another's build says so, and how far it is --------
+
+# Another process building the prior of the toy game with SMALL settings: it takes the
+# build's lock, stays a moment at its first fold (so that the waiter sees one stage at
+# least), then builds for real, telling its progress through the lock as every build does.
+BUILDER = """
+import sys, time
+from tests.conftest import TOY
+from tests.agents.empowerment.prior.test_store import BACKEND, SMALL
+from tpdisc.agents.empowerment.prior import store
+from tpdisc.domain.recipes import parse_wordcraft
+
+graph = parse_wordcraft(TOY, "toy")
+key = store.prior_key(graph, BACKEND, SMALL)
+path = store.prior_path(key)
+with store.building(path) as publish:
+    publish("fold 1/3: link model", 0, 6)
+    time.sleep(2)
+    prior, _ = store.build_prior(graph, BACKEND, SMALL, report=publish)
+    store.save_prior(prior, key, path)
+"""
+
+
+def test_a_command_waiting_for_another_process_build_says_so_and_shows_its_progress(
+    toy_graph: RecipeGraph,
+    cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = store.prior_path(prior_key(toy_graph, BACKEND, SMALL))
+    lock = path.with_suffix(".lock")
+    builder = subprocess.Popen(
+        [sys.executable, "-c", BUILDER],
+        env={**os.environ, "TPDISC_CACHE": str(cache)},
+        cwd=Path(__file__).parents[4],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while f'"pid": {builder.pid}' not in (lock.read_text() if lock.is_file() else ""):
+        assert builder.poll() is None and time.monotonic() < deadline, builder.communicate()
+        time.sleep(0.05)
+    builds = count_builds(monkeypatch)
+    _, got = ensure_prior(toy_graph, BACKEND, SMALL)
+    assert builder.wait(timeout=120) == 0, builder.communicate()[1]
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == (
+        f"waiting for process {builder.pid}, which is building the empowerment agents' prior "
+        f"this command needs ({path}); it is used once built"
+    )
+    assert f"process {builder.pid} building the prior: fold 1/3: link model (0%)" in said
+    assert got == path and builds == []  # the other's prior, not one of its own

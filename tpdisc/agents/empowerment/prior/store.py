@@ -13,9 +13,10 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from tpdisc.agents.empowerment.prior.dataset import n_pairs
 from tpdisc.agents.empowerment.prior.vectors import VectorBackend, backend_from_spec
 from tpdisc.domain.data import cache_dir
 from tpdisc.domain.recipes import RecipeGraph
+from tpdisc.errors import visible
+from tpdisc.safefiles import open_lock
 
 # 2: the ngram vectors' SVD runs on one thread in every process (1 let a process's first
 # build use all cores, which rounded differently)
@@ -126,15 +129,90 @@ def load_prior(path: Path, key: str | None = None, *, verify: bool = True) -> Pr
     return Prior(n, meta=meta, **arrays)
 
 
+# A build tells the processes waiting for it how far it is, through its lock file (a line
+# of JSON: pid, stage, done, total), rewritten at most this often.
+PUBLISH_SECONDS = 0.5
+# How often a waiting process looks at the lock and at the build's progress.
+WAIT_SECONDS = 0.5
+
+
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def building(path: Path) -> Iterator[Report]:
+    """The build of the prior at ``path`` to this process alone while the block runs; a
+    process that needs it meanwhile waits, saying for what and showing how far the build
+    is. Yields ``publish(what, done, total)``: report the build's progress to them."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.with_suffix(".lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    with open_lock(path.with_suffix(".lock")) as fh:
         try:
-            yield
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _wait_for_build(fh, path)
+        try:
+            publish = _publisher(fh)
+            publish("starting", 0, 1)
+            yield publish
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _publisher(fh: IO[str]) -> Report:
+    last: list[Any] = [0.0, ""]
+
+    def publish(what: str, done: float, total: float) -> None:
+        # Each new stage (a fold) at once, its epochs at most every PUBLISH_SECONDS.
+        now, stage = time.monotonic(), what.split(":")[0]
+        if now - last[0] < PUBLISH_SECONDS and stage == last[1] and done < total:
+            return
+        last[0], last[1] = now, stage
+        state = {"pid": os.getpid(), "what": what[:200], "done": done, "total": total}
+        with contextlib.suppress(OSError):  # progress only: a full disk must not stop a build
+            fh.seek(0)
+            fh.truncate()
+            fh.write(json.dumps(state))
+            fh.flush()
+
+    return publish
+
+
+def _build_state(fh: IO[str]) -> dict[str, Any]:
+    """What the lock file says of the build under way (empty when it says nothing usable:
+    the file is anyone's)."""
+    try:
+        fh.seek(0)
+        state = json.loads(fh.read(1000))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(state, dict):
+        return {}
+    fields = (("pid", int), ("what", str), ("done", int | float), ("total", int | float))
+    if not all(isinstance(state.get(k), kind) for k, kind in fields):
+        return {}
+    if isinstance(state["pid"], bool) or not 0 <= state["done"] <= state["total"] < 1e9:
+        return {}
+    return state
+
+
+def _wait_for_build(fh: IO[str], path: Path) -> None:
+    """Wait for the lock of the build that another process has under way, saying in one
+    line what this process waits for and then how far that build is."""
+    state = _build_state(fh)
+    who = f"process {state['pid']}" if state else "another process"
+    print(
+        f"waiting for {who}, which is building the empowerment agents' prior this command "
+        f"needs ({visible(str(path), lines=False)}); it is used once built",
+        file=sys.stderr,
+    )
+    with progress_report(f"{who} building the prior") as bar:
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                pass
+            state = _build_state(fh)
+            if state:
+                bar(visible(state["what"], lines=False), state["done"], state["total"])
+            time.sleep(WAIT_SECONDS)
 
 
 def ensure_prior(
@@ -155,7 +233,7 @@ def ensure_prior(
     if not rebuild:
         with contextlib.suppress(PriorCacheError):
             return load_prior(path, key, verify=verify), path
-    with _locked(path):
+    with building(path) as publish:
         if not rebuild:
             try:
                 return load_prior(path, key), path
@@ -163,7 +241,7 @@ def ensure_prior(
                 if path.exists():
                     print(f"warning: rebuilding the prior: {err}", file=sys.stderr)
         if report is not None:
-            prior, _ = build_prior(graph, backend, settings, report=report)
+            prior, _ = build_prior(graph, backend, settings, report=_both(report, publish))
         else:
             print(
                 "building the empowerment agents' prior (once for this recipe file, backend "
@@ -171,7 +249,7 @@ def ensure_prior(
                 file=sys.stderr,
             )
             with progress_report() as bar:
-                prior, _ = build_prior(graph, backend, settings, report=bar)
+                prior, _ = build_prior(graph, backend, settings, report=_both(bar, publish))
         save_prior(prior, key, path)
         if report is None:
             quality = prior.metrics
@@ -184,9 +262,18 @@ def ensure_prior(
     return load_prior(path, key), path
 
 
+def _both(first: Report, second: Report) -> Report:
+    def report(what: str, done: float, total: float) -> None:
+        first(what, done, total)
+        second(what, done, total)
+
+    return report
+
+
 @contextlib.contextmanager
-def progress_report() -> Iterator[Report]:
-    """Progress of a build on stderr: a rich bar on a terminal, else a line per fold."""
+def progress_report(label: str = "building prior") -> Iterator[Report]:
+    """Progress of a build on stderr, headed ``label``: a rich bar on a terminal, else a
+    line per fold."""
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -197,14 +284,19 @@ def progress_report() -> Iterator[Report]:
             head = what.split(":")[0]
             if head != last[0]:  # one line per fold (or stage), not per epoch
                 last[0] = head
-                console.print(f"building prior: {what} ({done / total:.0%})", highlight=False)
+                console.print(
+                    f"{label}: {what} ({done / total:.0%})",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
 
         yield line
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
-        TextColumn("[bold]building prior[/]"),
+        TextColumn(label, style="bold", markup=False),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}%"),
         TimeElapsedColumn(),
