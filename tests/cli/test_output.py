@@ -406,13 +406,14 @@ def test_tables_print_with_replacement_characters_where_stdout_cannot_encode(
 def test_a_run_named_to_generalize_gives_its_best_code_whatever_the_locale(
     odd_run: Path,
 ) -> None:
-    # `analyze generalize RUN` writes the run's best protocol to a file that is read as
-    # UTF-8: a C locale (ASCII) must neither refuse its characters nor write them otherwise.
+    # `analyze generalize RUN` (and every command taking RUN_DIR) runs the run's pick from
+    # the code its archive holds: a C locale (ASCII) must neither refuse its characters nor
+    # change them on the way.
     script = (
         "import sys\n"
-        "from tpdisc.cli.analyze_models import _protocol_files\n"
-        "with _protocol_files([sys.argv[1]]) as files:\n"
-        "    sys.stdout.buffer.write(open(files[0], 'rb').read())\n"
+        "from tpdisc.search.pick import run_references\n"
+        "(spec,) = run_references([sys.argv[1]]).values()\n"
+        "sys.stdout.buffer.write(spec.source.encode('utf-8'))\n"
     )
     env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
     env.pop("PYTHONIOENCODING", None)
