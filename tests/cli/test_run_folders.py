@@ -373,9 +373,11 @@ def toy_recipes(evolved: Path) -> str:
 
 
 def best_valid(run: Path) -> tuple[int, str]:
-    """The id and name of the run's best protocol (the one re-scored and portrayed)."""
+    """The id and name of the best protocol the run found (the one re-scored and portrayed:
+    the seeded baselines are not among them)."""
     with Archive(run / Archive.FILE_NAME, readonly=True) as archive:
-        best = archive.summaries(valid_only=True, order="fitness", limit=1)[0]
+        found = archive.summaries(valid_only=True, order="fitness")
+    best = next(s for s in found if s.mode != "seed")
     return best.id, best.name
 
 

@@ -7,11 +7,15 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.helpers import fail_calls, protocol
+from tpdisc import portable_blas
 from tpdisc.sandbox import client
 
 SECRET = "sk-tpdisc-test-secret-0123456789"
-# The zygote's whole environment, plus what scikit-learn sets for itself when imported.
-EXPECTED = sorted({*client.ENVIRONMENT, "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK"})
+# The zygote's whole environment, plus what scikit-learn sets for itself when imported and
+# the BLAS kernels' pin tpdisc sets when it is imported (tpdisc.portable_blas).
+EXPECTED = sorted(
+    {*client.ENVIRONMENT, "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK", portable_blas.VARIABLE}
+)
 
 
 def test_the_parents_environment_never_reaches_the_worker(
