@@ -273,21 +273,17 @@ def test_sigterm_while_waiting_for_the_cluster_ends_the_command_at_once(
         kill_all(tree)
 
 
+def tiny_search(run: Path, recipes: Path) -> list[str | Path]:
+    """A small search into ``run``, resumable, that a fault can meet mid-way."""
+    quick = ["--no-rescore", "--warmup", "1"]
+    return ["evolve", "--run-dir", run, *TINY, "--recipes", recipes, *quick]
+
+
 def test_a_raylet_lost_during_a_search_is_one_line_and_the_rerun_resumes(
     recipes: Path, tmp_path: Path
 ) -> None:
     run = tmp_path / "run"
-    search = [
-        "evolve",
-        "--run-dir",
-        run,
-        *TINY,
-        "--recipes",
-        recipes,
-        "--no-rescore",
-        "--warmup",
-        "1",
-    ]
+    search = tiny_search(run, recipes)
     process = subprocess.Popen(
         tpdisc(*search, "--iterations", "500", "--executor", "ray"),
         env=environment(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -371,17 +367,7 @@ def test_a_node_lost_with_none_left_is_one_line_and_the_rerun_resumes(
     try:
         worker = cluster.add_node(num_cpus=1)
         run = tmp_path / "run"
-        search = [
-            "evolve",
-            "--run-dir",
-            run,
-            *TINY,
-            "--recipes",
-            recipes,
-            "--no-rescore",
-            "--warmup",
-            "1",
-        ]
+        search = tiny_search(run, recipes)
         process = subprocess.Popen(
             tpdisc(*search, "--iterations", "500", "--executor", "ray", "--address",
                    cluster.address, "--connect-timeout", "5"),
