@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -35,29 +34,37 @@ from tpdisc.storage import connect
 Snapshot = dict[str, Any]
 
 
-def read(path: Path, sql: str) -> list[tuple[Any, ...]]:
+def read(path: Path, table: str, sql: str) -> list[tuple[Any, ...]]:
+    """``sql``'s rows, or none while the file or its ``table`` is not made yet (tpdisc's
+    connections report SQLite's errors as StorageError, so ask rather than catch)."""
     if not path.is_file():
         return []
     with closing(connect(path, readonly=True)) as db:
-        try:
-            return db.execute(sql).fetchall()
-        except sqlite3.OperationalError:  # tables not made yet
-            return []
+        made = db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        return db.execute(sql).fetchall() if made else []
 
 
 def snapshot(out: Path) -> Snapshot:
     rows: Snapshot = {}
-    for r in read(out / "study.sqlite", "SELECT rowid, stage, item, seed, value FROM sims"):
+    for r in read(out / "study.sqlite", "sims", "SELECT rowid, stage, item, seed, value FROM sims"):
         rows[f"study {r[1]} {r[2]} seed {r[3]}"] = (r[0], r[4])
     for archive in sorted((out / "runs").glob("*/archive.sqlite")):
         run = archive.parent.name
-        for r in read(archive, "SELECT rowid, id, iteration, attempt, code FROM protocols"):
+        for r in read(
+            archive, "protocols", "SELECT rowid, id, iteration, attempt, code FROM protocols"
+        ):
             rows[f"{run} protocol {r[1]}"] = (r[0], r[2], r[3], r[4])
         for r in read(
-            archive, "SELECT rowid, protocol_id, kind, seed, settings, value FROM analysis"
+            archive,
+            "analysis",
+            "SELECT rowid, protocol_id, kind, seed, settings, value FROM analysis",
         ):
             rows[f"{run} analysis {r[1]} {r[2]} {r[3]} {r[4]}"] = (r[0], r[5])
-        for r in read(archive, "SELECT rowid, protocol_id, settings, seeds, data FROM records"):
+        for r in read(
+            archive, "records", "SELECT rowid, protocol_id, settings, seeds, data FROM records"
+        ):
             rows[f"{run} records {r[1]}"] = (r[0], r[2], r[3], r[4])
     return rows
 
@@ -66,7 +73,9 @@ def events(out: Path) -> list[tuple[int, str, str]]:
     return [
         (int(s), stage, event)
         for s, stage, event in read(
-            out / "study.sqlite", "SELECT session, stage, event FROM events ORDER BY rowid"
+            out / "study.sqlite",
+            "events",
+            "SELECT session, stage, event FROM events ORDER BY rowid",
         )
     ]
 
