@@ -29,21 +29,17 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from tpdisc.storage import connect
+from tpdisc.storage import connect, has_table
 
 Snapshot = dict[str, Any]
 
 
 def read(path: Path, table: str, sql: str) -> list[tuple[Any, ...]]:
-    """``sql``'s rows, or none while the file or its ``table`` is not made yet (tpdisc's
-    connections report SQLite's errors as StorageError, so ask rather than catch)."""
+    """``sql``'s rows, or none while the file or its ``table`` is not made yet."""
     if not path.is_file():
         return []
     with closing(connect(path, readonly=True)) as db:
-        made = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        return db.execute(sql).fetchall() if made else []
+        return db.execute(sql).fetchall() if has_table(db, table) else []
 
 
 def snapshot(out: Path) -> Snapshot:

@@ -164,6 +164,13 @@ def _open(target: str | Path, path: Path, timeout: float, same_thread: bool, uri
     return db
 
 
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether the database holds the table ``name`` (an older file, or one still being
+    written, may not: reading it would be a StorageError)."""
+    row = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+    return row.fetchone() is not None
+
+
 def _refuse_code(db: sqlite3.Connection, path: Path) -> None:
     """Refuse a file that holds a trigger or a view: tpdisc makes neither, and a trigger
     runs with every later write."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from tpdisc.errors import ConfigError, TpdiscError, excerpt
-from tpdisc.storage import Database, StorageError
+from tpdisc.storage import Database, StorageError, has_table
 
 Mode = Literal["seed", "warm-up", "improve", "diversify", "repair"]
 # raced: stopped after a race's first round, clearly worse than the archive's best (its
@@ -824,10 +824,7 @@ class Archive(Database):
 
     def rescores(self) -> dict[int, Rescore]:
         """Each re-evaluated protocol's latest re-evaluation on fresh seeds, by id."""
-        exists = self.db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='rescores'"
-        ).fetchone()
-        if exists is None:  # an older archive, opened read-only: nothing re-evaluated
+        if not has_table(self.db, "rescores"):  # an older archive, opened read-only
             return {}
         rows = self.db.execute("SELECT * FROM rescores ORDER BY created_at, rowid")
         latest = {}
@@ -843,16 +840,10 @@ class Archive(Database):
             )
         return latest
 
-    def _has_table(self, name: str) -> bool:
-        row = self.db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)
-        ).fetchone()
-        return row is not None
-
     def records(self, settings: str, ids: Iterable[int]) -> dict[int, RecordRow]:
         """The records of the protocols ``ids`` kept under ``settings`` (by id), of the
         code each protocol row holds; protocols without any are left out."""
-        if not self._has_table("records"):  # an older archive, opened read-only
+        if not has_table(self.db, "records"):  # an older archive, opened read-only
             return {}
         wanted = sorted(set(ids))
         out: dict[int, RecordRow] = {}
@@ -876,7 +867,7 @@ class Archive(Database):
 
     def record_sizes(self) -> tuple[int, int]:
         """How many protocols have records, and their bytes together."""
-        if not self._has_table("records"):
+        if not has_table(self.db, "records"):
             return 0, 0
         count, size = self.db.execute(
             "SELECT COUNT(*), COALESCE(SUM(length(data)), 0) FROM records"
