@@ -17,8 +17,9 @@ With ``--against COMMIT``, instead: the two commands of issue 48 (``evaluate pai
 run by this tree and by that commit (its files taken with ``git archive`` into a temporary
 folder, run with the same Python and packages), in ``--rounds`` interleaved pairs each,
 alternating which goes first; the table gives each version's median and best wall time
-and the ratio of the medians. The older tree compiles its kernels in a first, untimed
-run of each command.
+and the ratio of the medians. Each version runs each command once, untimed, first (its
+kernels compiled, its bytecode written). Commands run with bytecode caching on, as an
+installed package has it, whatever PYTHONDONTWRITEBYTECODE says here.
 
     python benchmarks/bench_commands.py --against c90d606 [--rounds 5] [--record]
 """
@@ -108,10 +109,24 @@ def file_label(files: int, sims: int, trusted: bool) -> str:
     )
 
 
-def run(command: list[str], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> float:
+def installed_env() -> dict[str, str]:
+    """This environment with bytecode written and read, as an installed package has it:
+    where PYTHONDONTWRITEBYTECODE is set, every process (each pool worker too) would compile
+    every module it imports on every run, and the tree with more code would pay more."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run(
+    command: list[str], env: Mapping[str, str] | None = None, cwd: str | Path | None = None
+) -> float:
     start = time.perf_counter()
     subprocess.run(
-        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+        command,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=installed_env() if env is None else env,
+        cwd=cwd,
     )
     return time.perf_counter() - start
 
@@ -147,8 +162,8 @@ def against(commit: str, recipes: str, rounds: int) -> list[str]:
         # puts the working directory first on sys.path, so run from this repository's
         # root both would import this tree.
         old_root = tree_of(commit, Path(tmp))
-        old_env = {**os.environ, "PYTHONPATH": str(old_root)}
-        new_env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        old_env = {**installed_env(), "PYTHONPATH": str(old_root)}
+        new_env = {**installed_env(), "PYTHONPATH": str(ROOT)}
         versions = {f"this tree ({head})": new_env, commit: old_env}
         for root, env in ((ROOT, new_env), (old_root, old_env)):
             found = subprocess.run(
@@ -157,13 +172,13 @@ def against(commit: str, recipes: str, rounds: int) -> list[str]:
             ).stdout.strip()  # fmt: skip
             if not Path(found).resolve().is_relative_to(root.resolve()):
                 raise SystemExit(f"tpdisc imported from {found}, not from {root}")
-        subprocess.run(tpdisc("prior", "build", "--recipes", recipes), check=True, cwd=cwd,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        run(tpdisc("prior", "build", "--recipes", recipes), new_env, cwd)
         walls: dict[tuple[str, str], list[float]] = {}
         for name, args in AB_COMMANDS.items():
             command = tpdisc(*args, "--recipes", recipes)
             for env in versions.values():
-                run(command, env, cwd)  # kernels compiled and cached, files in the page cache
+                # kernels compiled and cached, bytecode written, files in the page cache
+                run(command, env, cwd)
             for k in range(rounds):
                 order = list(versions.items())
                 for version, env in order if k % 2 == 0 else order[::-1]:
@@ -212,8 +227,7 @@ def main() -> None:
         quiet.append(str(path))
     try:
         todo = commands(recipes, quiet)
-        subprocess.run(tpdisc("prior", "build", "--recipes", recipes), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        run(tpdisc("prior", "build", "--recipes", recipes))
         walls: dict[str, list[float]] = {name: [] for name in todo}
         for _ in range(args.rounds):
             for name, command in todo.items():
