@@ -36,9 +36,9 @@ class StochasticAgent(Agent):
         self.p_social = p_social
         self.n_elements = n_elements
         self.received = StochasticModel(received).received
-        # received=step: keys of the pairs received for the next choice only, then those
-        # it marked tried, to unmark after the choice
-        self._pending: list[int] = []
+        # received=step: the memories received for the next choice only, as delivered (a
+        # reference to the game's list: nothing is copied per delivery)
+        self._pending: list[Sequence[Memory]] = []
         self.compiled = use_kernels(False) if reference is None else not reference
         # unknown[a * n_elements + b]: the agent has neither tried nor been told the outcome of
         # the pair {a, b} (what a choice reads, so no negation per step). Flat and symmetric,
@@ -66,10 +66,17 @@ class StochasticAgent(Agent):
         what was received for this choice only counted as tried around it."""
         if not self._pending:
             return self._choose(state, social, rng)
-        unknown, pending = self._unknown, self._pending
-        marked = [key for key in pending if unknown[key]]
-        for key in marked:
-            unknown[key] = 0
+        unknown, n = self._unknown, self.n_elements
+        # One pass marks each untried received pair tried, in both orders, and keeps both
+        # keys to unmark after the choice.
+        marked: list[int] = []
+        for memories in self._pending:
+            for a, b, _ in memories:
+                key = a * n + b
+                if unknown[key]:
+                    other = b * n + a
+                    unknown[key] = unknown[other] = 0
+                    marked += key, other
         self._pending = []
         try:
             return self._choose(state, social, rng)
@@ -142,11 +149,10 @@ class StochasticAgent(Agent):
         self.learn(a, b)
 
     def observe_received(self, memories: Sequence[Memory]) -> None:
-        n = self.n_elements
         if self.received == "step":
-            self._pending.extend(k for a, b, _ in memories for k in (a * n + b, b * n + a))
+            self._pending.append(memories)
         elif self.received == "always":
-            unknown = self._unknown
+            n, unknown = self.n_elements, self._unknown
             for a, b, _ in memories:  # learn(a, b), inlined: a call would cost more
                 unknown[a * n + b] = unknown[b * n + a] = 0
 
