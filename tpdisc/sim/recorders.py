@@ -105,19 +105,25 @@ class MechanismRecorder:
         self.ways_by_step: list[list[int]] = []
 
     def attempted(self, step: int, memories: Sequence[Memory]) -> None:
-        n, failed, discovered = self.n, FAILED, self.discovered
+        n, failed, discovered, given = self.n, FAILED, self.discovered, self.given
+        tried, received_pairs, owned_by, counts_of = (
+            self.tried,
+            self.received_pairs,
+            self.owned,
+            self.counts,
+        )
         self.steps += 1  # one attempt per agent and step
         ways = [_ALONE] * len(memories)
         for agent, (a, b, result) in enumerate(memories):
             # Pairs as ints (lo · n + hi): cheaper to make and hash than tuples.
             key = a * n + b if a <= b else b * n + a
-            self.tried[agent].add(key)
-            owned = self.owned[agent]
+            tried[agent].add(key)
+            owned = owned_by[agent]
             # the way, as a position in the counts (way · outcomes)
-            if key in self.received_pairs[agent]:
+            if key in received_pairs[agent]:
                 self.remakes[agent] += 1
                 way = _REMAKE
-            elif not self.given[agent]:
+            elif not given[agent]:
                 way = _ALONE
             elif a not in owned or b not in owned:  # an element it lacks: a social one
                 way = _BORROWED
@@ -126,7 +132,7 @@ class MechanismRecorder:
             else:
                 way = _ANYWAY
             ways[agent] = way
-            counts = self.counts[agent]
+            counts = counts_of[agent]
             if result == failed:
                 counts[way + _FAILURE] += 1
                 continue
