@@ -36,7 +36,10 @@ class CandidatePairs:
 
 
 def candidate_pool(
-    state: AgentState, social: Sequence[int], inventory: np.ndarray | None = None
+    state: AgentState,
+    social: Sequence[int],
+    inventory: np.ndarray | None = None,
+    which_social: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """The elements an agent may combine and every pair of them, by position.
 
@@ -44,17 +47,21 @@ def candidate_pool(
     own), ``i <= j`` (positions in ``pool`` of each pair, in upper-triangle order) and which
     pool elements are social (None without social items). This order matters: agents draw
     pair indices from it. ``inventory``: ``state.inventory`` as an int64 array, when the
-    caller keeps one (it is not converted again).
+    caller keeps one (it is not converted again). ``which_social=False``: the caller will
+    not read which elements are social (None is returned for them, nothing computed).
     """
     pool = np.array(state.inventory, dtype=np.int64) if inventory is None else inventory
     is_social = None
     if len(social):
         received = np.array(social, dtype=np.int64)
-        pool = np.concatenate((pool, received[~state.owned[received]]))
-        # A membership mask over element ids: much cheaper than np.isin on small arrays.
-        mask = np.zeros(state.owned.size, dtype=bool)
-        mask[received] = True
-        is_social = mask[pool]
+        borrowed = received[~state.owned[received]]
+        if borrowed.size:
+            pool = np.concatenate((pool, borrowed))
+        if which_social:
+            # A membership mask over element ids: much cheaper than np.isin on small arrays.
+            mask = np.zeros(state.owned.size, dtype=bool)
+            mask[received] = True
+            is_social = mask[pool]
     i, j = upper_triangle(pool.size)
     return pool, i, j, is_social
 

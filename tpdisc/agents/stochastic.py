@@ -97,14 +97,15 @@ class StochasticAgent(Agent):
         keys = self._keys
         options = None
         if len(social):
-            pool, i, j, is_social = candidate_pool(state, social, self._pool)
+            # Some pair always uses a social item (its self-pair at least), so the bias
+            # draws whenever there are social items; which pairs use one matters only if it
+            # applies (the pool draws nothing, so drawing first keeps the stream's order).
+            biased = rng.random() < self.p_social
+            pool, i, j, is_social = candidate_pool(state, social, self._pool, biased)
             if pool.size != self._pool.size:  # borrowed items: the pairs of a longer pool
                 keys = (pool * n)[i] + pool[j]
             unknown = self.unknown.take(keys)
-            # Some pair always uses a social item (its self-pair at least), so the bias
-            # draws whenever there are social items; which pairs use one matters only if it
-            # applies.
-            if rng.random() < self.p_social:
+            if biased:
                 assert is_social is not None
                 options = (unknown & (is_social[i] | is_social[j])).nonzero()[0]
         else:
