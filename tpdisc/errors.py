@@ -11,7 +11,6 @@ they print and read no markup (:mod:`tpdisc.cli.output`).
 
 from __future__ import annotations
 
-import difflib
 import re
 import reprlib
 from collections.abc import Iterable
@@ -36,6 +35,8 @@ class ProtocolError(TpdiscError):
 
 def did_you_mean(text: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'dynamic'?)`` when a choice is close to ``text`` (a typo), else ""."""
+    import difflib  # only on the way to an error message: not at every process's start
+
     close = difflib.get_close_matches(str(text), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

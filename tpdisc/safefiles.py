@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 import shutil
 import stat
 from collections.abc import Iterator
@@ -351,7 +350,9 @@ class NewFile:
             raise FileRefused(f"{self.path}: a folder, not a file")
         self._dir = _open_dir(top, parts[:-1], create=True)
         self._name = parts[-1]
-        self._temporary = f"{self._name}.{secrets.token_hex(4)}.part"
+        # os.urandom as secrets.token_hex reads it, without importing secrets (and hmac)
+        # into every process that may write a file.
+        self._temporary = f"{self._name}.{os.urandom(4).hex()}.part"
         try:
             fd = os.open(
                 self._temporary,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -572,3 +573,18 @@ def test_compare_into_a_read_only_folder_is_one_line_before_simulating(
             f"error: {out / '.lock'}: cannot lock (Read-only file system)",
         )
         assert "simulating" not in result.stderr
+
+
+def test_protocols_that_name_no_run_load_no_search_module(tmp_path: Path) -> None:
+    """Baselines and files are resolved without the archive, SQLite and pygments (a
+    command's start: issue 48, item 5); a run's protocols still are (tests/search)."""
+    protocol = tmp_path / "mine.py"
+    protocol.write_text("class TransmissionProtocol: ...\n")
+    code = (
+        "import sys\n"
+        "from tpdisc.cli.runs import run_references\n"
+        f"assert run_references(('paired', {str(protocol)!r}, 'x:y'), trusted=False) == {{}}\n"
+        "loaded = {'sqlite3', 'pygments', 'tpdisc.search.archive'} & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -57,3 +57,17 @@ def test_workers_of_a_server_started_with_kernels_start_with_numba_ready(tmp_pat
 def test_workers_start_without_numba_otherwise(tmp_path: Path) -> None:
     assert probe("plain", tmp_path) == "[False, False]"
     assert probe("none", tmp_path) == "[False, False]"
+
+
+def test_the_simulators_preload_leaves_out_what_only_some_commands_need() -> None:
+    """Every process that simulates imports the preload: modules for error messages, file
+    names and the behavioural features' tallies load where they are used (issue 48, item 5)."""
+    code = (
+        "import sys\n"
+        "from tpdisc.executors.worker_server import WORKER_PRELOAD\n"
+        "__import__(WORKER_PRELOAD)\n"
+        "late = {'difflib', 'secrets', 'sqlite3', 'tpdisc.sim.transmissions'}\n"
+        "loaded = late & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -22,6 +22,8 @@ def run_references(
     """The protocols named by run, ``RUN_DIR:NAME`` or ``RUN_DIR`` (its pick), by their
     text; for a run directory alone, a line on stderr says which protocol it stands for
     (unless not ``say``)."""
+    if not any(map(_may_name_run, protocols)):
+        return {}
     from tpdisc.search.listing import open_archive
     from tpdisc.search.pick import run_pick, run_references, split_reference
 
@@ -35,6 +37,14 @@ def run_references(
                 f"{text}: its pick, {pick.name} ({pick.why()})", highlight=False, soft_wrap=True
             )
     return found
+
+
+def _may_name_run(text: str) -> bool:
+    """Whether ``text`` may name a run as :func:`tpdisc.search.pick.split_reference` reads
+    it (a folder, or ``FOLDER:NAME`` with a folder before the colon): when no protocol
+    does, a command does not load the search's modules (SQLite, the archive)."""
+    folder, colon, _ = text.rpartition(":")
+    return Path(text).is_dir() or bool(colon and folder and Path(folder).is_dir())
 
 
 def run_evaluations(

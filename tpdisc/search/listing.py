@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -178,6 +177,10 @@ def show(archive: Archive, protocol_id: int) -> RenderableType:
     if c.reasoning:
         parts.append(Text(visible(f"Reasoning: {c.reasoning}")))
     if c.code:
+        # Imported here: pygments (with importlib.metadata for its plugins) would load at the
+        # start of every command that resolves a protocol's name, for one listing's code.
+        from rich.syntax import Syntax
+
         parts.append(Syntax(visible(c.code), "python", line_numbers=True, word_wrap=True))
     return Group(*parts)
 

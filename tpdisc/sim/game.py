@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -49,7 +49,9 @@ from tpdisc.sim.recorders import (
     ScheduleRecorder,
     TallyRecorder,
 )
-from tpdisc.sim.transmissions import Tally
+
+if TYPE_CHECKING:
+    from tpdisc.sim.transmissions import Tally
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tpdisc.agents.base import FAILED, Agent, Memory
 from tpdisc.protocols.exchanges import Exchanges
@@ -24,7 +24,9 @@ from tpdisc.sim import accounting
 from tpdisc.sim.accounting import Accounting
 from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
 from tpdisc.sim.mechanism import Mechanism, summarise
-from tpdisc.sim.transmissions import Tally, deliveries, tally
+
+if TYPE_CHECKING:
+    from tpdisc.sim.transmissions import Tally
 
 # The accounting's ways and outcomes as positions in an agent's counts (way · outcomes +
 # outcome), bound here once: the game's recorder reads them a few times per attempt.
@@ -234,4 +236,8 @@ class TallyRecorder:
         return AttemptHistory(self.n_elements, self.starts, tuple(zip(*self.attempts, strict=True)))
 
     def tally(self) -> Tally:
+        # Imported here: only a tallied game needs it, and every process that simulates
+        # would pay for its import (its dataclasses: about 5 ms) at its start.
+        from tpdisc.sim.transmissions import deliveries, tally
+
         return tally(deliveries(self.rows, self.entries), self.history())
