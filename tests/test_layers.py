@@ -32,7 +32,16 @@ import tpdisc
 PACKAGE = Path(tpdisc.__file__).parent
 # Bottom first; names on one line share a level.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "safefiles", "yamlsafe", "config_tree", "storage", "python_source", "portable_blas"),
+    (
+        "errors",
+        "safefiles",
+        "yamlsafe",
+        "config_tree",
+        "storage",
+        "python_source",
+        "portable_blas",
+        "random_draws",
+    ),
     ("domain",),
     ("executors",),
     ("llm_client",),

@@ -11,6 +11,7 @@ from tpdisc.agents.candidates import candidate_pool, upper_triangle
 from tpdisc.agents.compiled import kernel, use_kernels
 from tpdisc.agents.stochastic_model import StochasticModel
 from tpdisc.domain.recipes import Pair
+from tpdisc.random_draws import integer_below
 
 _NO_SOCIAL = np.empty(0, dtype=np.int64)
 
@@ -116,7 +117,7 @@ class StochasticAgent(Agent):
             options = unknown.nonzero()[0]
             if not options.size:
                 options = np.arange(unknown.size)
-        a, b = divmod(int(keys[options[rng.integers(options.size)]]), n)
+        a, b = divmod(int(keys[options[integer_below(rng, options.size)]]), n)
         return (a, b) if a <= b else (b, a)
 
     def _choose_compiled(
@@ -134,7 +135,7 @@ class StochasticAgent(Agent):
         self.steered = bool(social_options.size)
         if social_options.size:
             options = social_options
-        key = int(options[rng.integers(options.size)])
+        key = int(options[integer_below(rng, options.size)])
         a, b = divmod(key, self.n_elements)
         return a, b
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
 from tpdisc.protocols.schedule import Schedule
+from tpdisc.random_draws import integer_below
 
 
 class ScheduleReplay:
@@ -33,7 +34,7 @@ class ScheduleReplay:
             if count == 1 and n_mem:
                 # The draw choice() makes for one memory, from the same stream, at a
                 # quarter of its cost (half of a replay's draws are of one memory).
-                sent.append((teacher, int(self.rng.integers(n_mem))))
+                sent.append((teacher, integer_below(self.rng, n_mem)))
                 continue
             # Distinct memories, as the original most likely sent; repeats only when it sent
             # more than the teacher has.

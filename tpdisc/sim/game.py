@@ -37,6 +37,7 @@ from tpdisc.protocols.exchanges import Exchanges, validate_exchanges
 from tpdisc.protocols.interface import AgentStates, ProtocolSpec
 from tpdisc.protocols.schedule import Schedule
 from tpdisc.protocols.states import Snapshot
+from tpdisc.random_draws import integer_below
 from tpdisc.sim.accounting import Accounting
 from tpdisc.sim.config import SimConfig
 from tpdisc.sim.log import AttemptHistory, ParquetLogWriter, TransmissionLog
@@ -186,7 +187,7 @@ class Game:
         elif results:
             new = [r for r in results if not owned[r]]
             options = new or list(results)
-            result = options[int(self.rng.integers(len(options)))]
+            result = options[integer_below(self.rng, len(options))]
         if result == FAILED:
             self.memory_names[agent_id].append((names[a], names[b], None))
         else:

@@ -55,6 +55,7 @@ from tpdisc.agents.empowerment.model import EmpowermentModel
 from tpdisc.agents.empowerment.options import LiveOptions, Rows, softmax_draw
 from tpdisc.agents.empowerment.tables import EmpowermentTables, shared_tables
 from tpdisc.domain.recipes import Pair, RecipeGraph
+from tpdisc.random_draws import integer_below
 
 # What a received success teaches, by the model's ``received`` (the kernels' codes).
 RECEIVED_CODES = {"item": LEARN_RESULT, "prior": LEARN_PRIOR, "zero": LEARN_TRIED}
@@ -652,7 +653,7 @@ class EmpowermentAgent(Agent):
             options = np.flatnonzero(allowed)
             if not options.size:
                 options = np.arange(values.size)
-        k = int(options[rng.integers(options.size)])
+        k = int(options[integer_below(rng, options.size)])
         return int(pairs.lo[k]), int(pairs.hi[k])
 
     def _softmax_draw(
