@@ -48,3 +48,9 @@ def test_a_rejected_draw_is_drawn_again() -> None:
     values = [integer_below(b, n) for _ in range(200)]
     assert values == [int(a.integers(n)) for _ in range(200)]
     assert same_state(a, b)
+
+
+def test_a_numpy_bound_draws_as_an_int_does() -> None:
+    n = np.int64(2**32 - 1)  # as an int64, the draw times the bound would overflow
+    a, b = np.random.default_rng(4), np.random.default_rng(4)
+    assert [integer_below(b, n) for _ in range(100)] == [int(a.integers(n)) for _ in range(100)]

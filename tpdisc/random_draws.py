@@ -17,6 +17,8 @@ belongs to one game, which runs in one thread.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 _LOW32 = 0xFFFFFFFF
@@ -24,6 +26,7 @@ _LOW32 = 0xFFFFFFFF
 
 def integer_below(rng: np.random.Generator, n: int) -> int:
     """``int(rng.integers(n))``: the same number, and the generator left in the same state."""
+    n = operator.index(n)  # a numpy integer would overflow in the product below
     if n == 1:  # numpy returns the only value without drawing
         return 0
     if not 1 < n <= 1 << 32:

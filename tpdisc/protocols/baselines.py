@@ -16,7 +16,6 @@ import numpy as np
 
 from tpdisc.errors import ConfigError, unknown
 from tpdisc.protocols.interface import AgentStates, InProcessRunner, ProtocolRunner, ProtocolSpec
-from tpdisc.random_draws import integer_below
 
 # networkx (about 0.1 s to import) is imported where a graph is built: a command that only
 # names baselines, or hands their simulations to worker processes, never needs it.
@@ -24,6 +23,9 @@ if TYPE_CHECKING:
     import networkx as nx
 
 Exchange = dict[int, list[tuple[int, int]]]
+
+# The baselines draw with numpy's own calls (not tpdisc.random_draws): their source is shown
+# to models in warm-up prompts and must run as a protocol file, which imports no tpdisc.
 
 
 def random_memories(
@@ -80,7 +82,7 @@ class NetworkSharing:
                 if len(neighbours) == 1:
                     teacher = neighbours[0]
                 else:
-                    teacher = neighbours[integer_below(self.rng, len(neighbours))]
+                    teacher = neighbours[int(self.rng.integers(len(neighbours)))]
                 n_mem = len(agent_states[teacher]["memories"])
                 exchanges[agent] = random_memories(self.rng, teacher, n_mem, self.n_memories)
         return exchanges
@@ -287,7 +289,7 @@ class Dynamic:
         self.visit: tuple[int, list[int]] | None = None
 
     def _start_visit(self) -> tuple[int, list[int]]:
-        visitor = integer_below(self.rng, self.n_agents)
+        visitor = int(self.rng.integers(self.n_agents))
         away = {visitor, *self.partners[visitor]}
         # Disjoint from ``away``: with an odd count, the visitor's partner in the triad is
         # also the partner of a third agent, and must not host its own partner's visit.
@@ -295,7 +297,7 @@ class Dynamic:
         hosts = [group for group in groups if not group & away]
         if not hosts:
             return visitor, []
-        host = hosts[integer_below(self.rng, len(hosts))]
+        host = hosts[int(self.rng.integers(len(hosts)))]
         return visitor, sorted(host)
 
     def sources(self, i_step: int) -> list[list[int]]:
