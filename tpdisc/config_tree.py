@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 
 from tpdisc.errors import ConfigError, excerpt
 from tpdisc.safefiles import FileRefused, write_file
-from tpdisc.yamlsafe import YamlRefused, read_yaml_file
 
 T = TypeVar("T")
 
@@ -138,6 +137,10 @@ def section(data: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
 def read_yaml(path: str | Path, root: str | Path | None = None) -> dict[str, Any]:
     """The settings in a YAML file, as written (defaults not filled in); the file is
     untrusted input, read through :mod:`tpdisc.yamlsafe`."""
+    # PyYAML costs a process about 0.1 G instructions to import: only those that read a
+    # file pay it, not every command that merely decodes settings.
+    from tpdisc.yamlsafe import YamlRefused, read_yaml_file
+
     path = Path(path)
     try:
         data = read_yaml_file(path, root)

@@ -19,7 +19,6 @@ never a traceback and never memory in proportion to what the server sends.
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import json
 import math
@@ -194,6 +193,8 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # a date in Retry-After is rare; the email package is not small
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

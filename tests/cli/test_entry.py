@@ -105,3 +105,16 @@ def test_app_is_importable_from_the_package() -> None:
     assert app is root_app
     with pytest.raises(ImportError):
         from tpdisc.cli import no_such_thing  # noqa: F401
+
+
+def test_the_command_lines_declarations_leave_out_what_few_commands_need() -> None:
+    """Every command imports the whole CLI: PyYAML (a config file's reader), the email
+    package (an LLM server's Retry-After date) and platformdirs (the user cache's place)
+    load where they are used (issue 48, item 5: 0.13 G instructions of every start)."""
+    code = (
+        "import sys\n"
+        "import tpdisc.cli.root\n"
+        "loaded = {'yaml', 'email.utils', 'platformdirs'} & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

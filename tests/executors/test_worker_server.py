@@ -66,7 +66,8 @@ def test_the_simulators_preload_leaves_out_what_only_some_commands_need() -> Non
         "import sys\n"
         "from tpdisc.executors.worker_server import WORKER_PRELOAD\n"
         "__import__(WORKER_PRELOAD)\n"
-        "late = {'difflib', 'secrets', 'sqlite3', 'tpdisc.sim.transmissions'}\n"
+        "late = {'difflib', 'secrets', 'sqlite3', 'tpdisc.sim.transmissions', 'yaml',"
+        " 'platformdirs', 'email.utils'}\n"
         "loaded = late & set(sys.modules)\n"
         "assert not loaded, loaded\n"
     )

@@ -6,8 +6,6 @@ import hashlib
 import os
 from pathlib import Path
 
-import platformdirs
-
 from tpdisc.domain.recipes import RecipeGraph, load_recipes
 from tpdisc.errors import RecipeDataError
 from tpdisc.safefiles import (
@@ -33,6 +31,8 @@ def cache_dir() -> Path:
     override = env_path("TPDISC_CACHE", "folder")
     if override is not None:
         return override
+    import platformdirs  # here: a command given its recipes and no prior never asks
+
     # platformdirs' folder comes from $XDG_CACHE_HOME, else from $HOME.
     source = "$XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "$HOME"
     return folder_usable(Path(platformdirs.user_cache_dir("tpdisc")), f"the cache (from {source})")
