@@ -21,7 +21,13 @@ and the ratio of the medians. Each version runs each command once, untimed, firs
 kernels compiled, its bytecode written). Commands run with bytecode caching on, as an
 installed package has it, whatever PYTHONDONTWRITEBYTECODE says here.
 
-    python benchmarks/bench_commands.py --against c90d606 [--rounds 5] [--record]
+With ``--same-model`` as well, two more pairs run the same agents on both sides, as the
+defaults no longer do since c90d606: its stochastic agents counted a received memory as
+tried for good (this tree: ``--stochastic-received always``; the default since 045288b
+counts it for one choice), and its default empowerment model was ``calibrated`` (given to
+both; the default since 4c74702 is ``calibrated-text``).
+
+    python benchmarks/bench_commands.py --against c90d606 [--same-model] [--rounds 5] [--record]
 """
 
 from __future__ import annotations
@@ -131,11 +137,21 @@ def run(
     return time.perf_counter() - start
 
 
+# name: (the arguments of both versions, what only this tree is given)
 AB_COMMANDS = {
-    "evaluate paired --agent-type stochastic --sims 30": [
-        "evaluate", "paired", "--agent-type", "stochastic", "--sims", "30",
-    ],
-    "evaluate paired --sims 30 (empowerment)": ["evaluate", "paired", "--sims", "30"],
+    "evaluate paired --agent-type stochastic --sims 30": (
+        ["evaluate", "paired", "--agent-type", "stochastic", "--sims", "30"], [],
+    ),
+    "evaluate paired --sims 30 (empowerment)": (["evaluate", "paired", "--sims", "30"], []),
+}  # fmt: skip
+SAME_MODEL_COMMANDS = {
+    "the same, stochastic agents, received memories tried for good": (
+        ["evaluate", "paired", "--agent-type", "stochastic", "--sims", "30"],
+        ["--stochastic-received", "always"],
+    ),
+    "the same, empowerment model calibrated": (
+        ["evaluate", "paired", "--sims", "30", "--empowerment-model", "calibrated"], [],
+    ),
 }  # fmt: skip
 
 
@@ -148,8 +164,10 @@ def tree_of(commit: str, folder: Path) -> Path:
     return folder
 
 
-def against(commit: str, recipes: str, rounds: int) -> list[str]:
-    """The issue-48 pairs: this tree against ``commit``, interleaved."""
+def against(commit: str, recipes: str, rounds: int, same_model: bool = False) -> list[str]:
+    """The issue-48 pairs: this tree against ``commit``, interleaved (with ``same_model``,
+    also the pairs of :data:`SAME_MODEL_COMMANDS`)."""
+    pairs = {**AB_COMMANDS, **(SAME_MODEL_COMMANDS if same_model else {})}
     recipes = str(Path(recipes).resolve())  # the commands run from another folder
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -174,29 +192,33 @@ def against(commit: str, recipes: str, rounds: int) -> list[str]:
                 raise SystemExit(f"tpdisc imported from {found}, not from {root}")
         run(tpdisc("prior", "build", "--recipes", recipes), new_env, cwd)
         walls: dict[tuple[str, str], list[float]] = {}
-        for name, args in AB_COMMANDS.items():
+        for name, (args, ours) in pairs.items():
             command = tpdisc(*args, "--recipes", recipes)
-            for env in versions.values():
+            commands = {version: command for version in versions}
+            commands[next(iter(versions))] = command + ours
+            for version, env in versions.items():
                 # kernels compiled and cached, bytecode written, files in the page cache
-                run(command, env, cwd)
+                run(commands[version], env, cwd)
             for k in range(rounds):
                 order = list(versions.items())
                 for version, env in order if k % 2 == 0 else order[::-1]:
-                    walls.setdefault((name, version), []).append(run(command, env, cwd))
+                    walls.setdefault((name, version), []).append(run(commands[version], env, cwd))
     lines = [
         f"Whole commands, this tree against {commit}: {rounds} interleaved pairs each "
         f"(process pool, all cores); {load()} after.",
         "",
-        f"| command | {' | '.join(versions)} | ratio of medians |",
-        "|---|---|---|---|",
+        f"| command | {' | '.join(versions)} | ratio of medians | pair by pair (median, range) |",
+        "|---|---|---|---|---|",
     ]
     new, old = versions
-    for name in AB_COMMANDS:
+    for name in pairs:
         a, b = walls[(name, new)], walls[(name, old)]
+        ratios = [x / y for x, y in zip(a, b, strict=True)]
         lines.append(
             f"| {name} | {statistics.median(a):.3f} s (best {min(a):.3f}) | "
             f"{statistics.median(b):.3f} s (best {min(b):.3f}) | "
-            f"{statistics.median(a) / statistics.median(b):.3f} |"
+            f"{statistics.median(a) / statistics.median(b):.3f} | "
+            f"{statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f}) |"
         )
     return lines
 
@@ -209,6 +231,11 @@ def main() -> None:
         metavar="COMMIT",
         help="Time issue 48's two commands against this commit instead (A/B, interleaved).",
     )
+    p.add_argument(
+        "--same-model",
+        action="store_true",
+        help="With --against: also both commands with c90d606's agents on both sides.",
+    )
     args = p.parse_args()
     recipes = (
         args.recipes
@@ -216,7 +243,7 @@ def main() -> None:
         or str(HERE.parent.parent / "shared" / "data" / "alchemy2.json")
     )
     if args.against:
-        lines = against(args.against, recipes, args.rounds)
+        lines = against(args.against, recipes, args.rounds, args.same_model)
         report("bench_commands_against", "Whole commands against a commit", lines, args.record)
         return
     folder = Path(tempfile.mkdtemp(prefix="tpdisc-bench-commands-"))
