@@ -17,9 +17,10 @@ With ``--against COMMIT``, instead: the two commands of issue 48 (``evaluate pai
 run by this tree and by that commit (its files taken with ``git archive`` into a temporary
 folder, run with the same Python and packages), in ``--rounds`` interleaved pairs each,
 alternating which goes first; the table gives each version's median and best wall time
-and the ratio of the medians. Each version runs each command once, untimed, first (its
-kernels compiled, its bytecode written). Commands run with bytecode caching on, as an
-installed package has it, whatever PYTHONDONTWRITEBYTECODE says here.
+and the ratio of the medians (each round runs every pair, so the rows compare). Each
+version runs each command once, untimed, first (its kernels compiled, its bytecode
+written). Commands run with bytecode caching on, as an installed package has it, whatever
+PYTHONDONTWRITEBYTECODE says here.
 
 With ``--same-model`` as well, two more pairs run the same agents on both sides, as the
 defaults no longer do since c90d606: its stochastic agents counted a received memory as
@@ -192,17 +193,22 @@ def against(commit: str, recipes: str, rounds: int, same_model: bool = False) ->
                 raise SystemExit(f"tpdisc imported from {found}, not from {root}")
         run(tpdisc("prior", "build", "--recipes", recipes), new_env, cwd)
         walls: dict[tuple[str, str], list[float]] = {}
+        commands: dict[tuple[str, str], list[str]] = {}
         for name, (args, ours) in pairs.items():
             command = tpdisc(*args, "--recipes", recipes)
-            commands = {version: command for version in versions}
-            commands[next(iter(versions))] = command + ours
-            for version, env in versions.items():
+            for k, (version, env) in enumerate(versions.items()):
+                commands[(name, version)] = command + ours if k == 0 else command
                 # kernels compiled and cached, bytecode written, files in the page cache
-                run(commands[version], env, cwd)
-            for k in range(rounds):
-                order = list(versions.items())
+                run(commands[(name, version)], env, cwd)
+        # Every round runs every pair, so that the rows are timed over the same minutes and
+        # a drift of the machine's speed moves them alike.
+        for k in range(rounds):
+            order = list(versions.items())
+            for name in pairs:
                 for version, env in order if k % 2 == 0 else order[::-1]:
-                    walls.setdefault((name, version), []).append(run(commands[version], env, cwd))
+                    walls.setdefault((name, version), []).append(
+                        run(commands[(name, version)], env, cwd)
+                    )
     lines = [
         f"Whole commands, this tree against {commit}: {rounds} interleaved pairs each "
         f"(process pool, all cores); {load()} after.",
