@@ -194,16 +194,17 @@ def against(commit: str, recipes: str, rounds: int, same_model: bool = False) ->
         run(tpdisc("prior", "build", "--recipes", recipes), new_env, cwd)
         walls: dict[tuple[str, str], list[float]] = {}
         commands: dict[tuple[str, str], list[str]] = {}
+        this_tree = next(iter(versions))
         for name, (args, ours) in pairs.items():
             command = tpdisc(*args, "--recipes", recipes)
-            for k, (version, env) in enumerate(versions.items()):
-                commands[(name, version)] = command + ours if k == 0 else command
+            for version, env in versions.items():
+                commands[(name, version)] = command + ours if version == this_tree else command
                 # kernels compiled and cached, bytecode written, files in the page cache
                 run(commands[(name, version)], env, cwd)
         # Every round runs every pair, so that the rows are timed over the same minutes and
         # a drift of the machine's speed moves them alike.
+        order = list(versions.items())
         for k in range(rounds):
-            order = list(versions.items())
             for name in pairs:
                 for version, env in order if k % 2 == 0 else order[::-1]:
                     walls.setdefault((name, version), []).append(
