@@ -195,8 +195,12 @@ def test_empowerment_kernels_follow_the_reference(prior: Prior, choices: Empower
     for seed in range(3):
         reference, compiled = pair_of_agents(prior, choices)
         for state, draw, social in lockstep(reference, compiled, seed):
-            expected = reference.choose(state, social, np.random.default_rng(draw))
-            assert compiled.choose(state, social, np.random.default_rng(draw)) == expected
+            expected_rng, got_rng = np.random.default_rng(draw), np.random.default_rng(draw)
+            expected = reference.choose(state, social, expected_rng)
+            assert compiled.choose(state, social, got_rng) == expected
+            # the same draws taken, and the same word on the social bias
+            assert got_rng.random() == expected_rng.random()
+            assert compiled.steered == reference.steered
             assert_same_state(reference, compiled)
 
 
