@@ -15,14 +15,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from tpdisc.agents.base import AgentContext, AgentState, Memory
+from tpdisc.agents.base import AgentContext, Memory
 from tpdisc.agents.compiled import use_kernels
 from tpdisc.agents.empowerment import kernels
 from tpdisc.agents.empowerment.agent import EmpowermentAgent, tables_of
 from tpdisc.agents.empowerment.model import EmpowermentModel
 from tpdisc.agents.empowerment.options import Scratch, SocialPairs, softmax_draw_compiled
 from tpdisc.agents.empowerment.tables import EmpowermentTables
-from tpdisc.domain.recipes import Pair
 
 Arrays4 = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 # What the learning kernels read and change (CompiledEmpowermentAgent._knowledge).
@@ -64,12 +63,6 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
         self._undo_ids = np.empty((20, 4), dtype=np.int64)
         self._undo_values = np.empty((20, 2))
         self._n_undo = 0
-        # owns=usable with received=item values known successes against this step's social
-        # items: that choice takes the reference's steps (EmpowermentAgent.choose)
-        self._any_usable = self.choices.owns == "usable"
-        self._usable_now_possible = self._any_usable and self.choices.received == "item"
-        self._want_near = self.choices.bias != "unowned"
-        self._options_room = Scratch()  # the social options: pair ids and values
 
     @classmethod
     def from_context(cls, ctx: AgentContext) -> EmpowermentAgent:
@@ -123,125 +116,8 @@ class CompiledEmpowermentAgent(EmpowermentAgent):
         )
         rows.size = n + m
         self.live.dirty = True
-        self.live.reserve(rows.size)
-        self._near_room.reserve(rows.size)
         self._social_cache.clear()
         self._social_pairs_kept.forget(e)
-
-    def choose(self, state: AgentState, social: Sequence[int], rng: np.random.Generator) -> Pair:
-        """:meth:`EmpowermentAgent.choose` with one kernel call (:func:`kernels.decide`)
-        for everything before the draws, where the reference takes six, and the draws
-        (the social bias's coin, the softmax's number) from ``rng`` in the same order."""
-        if social and self._usable_now_possible:
-            return super().choose(state, social, rng)
-        self.steered = False
-        if self.noise is None:
-            self._start(rng)
-        inventory = state.inventory
-        if len(inventory) > len(self.inventory):
-            for e in inventory[len(self.inventory) :]:
-                self._gain(e)
-        rows, live = self.rows, self.live
-        pending = None
-        if self._n_pending:
-            if self._n_pending > self._undo_ids.shape[0]:
-                self._undo_ids = np.empty((self._n_pending, 4), dtype=np.int64)
-                self._undo_values = np.empty((self._n_pending, 2))
-            pending = (self._pending, self._n_pending, self._undo_ids, self._undo_values)
-        prepared = near = None
-        kept, options = self._social_pairs_kept, self._options_room
-        if social:
-            m, n_social = len(self.inventory), len(social)
-            kept.reserve(n_social, m)
-            options.reserve(n_social * (m + n_social))
-            prepared = (
-                np.array(social, dtype=np.intp),  # reordered by the kernel
-                (
-                    self.inventory_ids[:m],
-                    self.tables.pair_id,
-                    self._prior_tables,
-                    self.u,
-                    self.owned_weight,
-                    self.u_sum,
-                    self.n_owned,
-                    self.renormalise,
-                    self._any_usable,
-                    self._usable_mask,
-                    self.item,
-                ),
-                kept.arrays(),
-                kept.used,
-                (options.positions, options.values),
-            )
-            if self._want_near:
-                near = (self.inventory_slot, self._near_room.positions, self._near_room.values)
-        (
-            count,
-            total,
-            squares,
-            live.dirty,
-            self._n_undo,
-            rebuilt,
-            s_count,
-            used,
-            near_count,
-            near_total,
-        ) = kernels.decide(
-            (self.known, self.row_of, self.known_item, self.owned),
-            (rows.code, rows.frozen, rows.a, rows.value),
-            (live.position, live.x),
-            (live.count, live.total, live.squares, live.dirty),
-            rows.size,
-            (live.room.positions, live.room.values),
-            pending,
-            prepared,
-            near,
-        )
-        if social:
-            kept.used = used
-        self._n_pending = 0
-        try:
-            if rebuilt:
-                live.rebuilt(count, total)
-            else:
-                live.count, live.total, live.squares = count, total, squares
-            return self._draw_pair(social, s_count, near_count, near_total, rng)
-        finally:
-            if self._n_undo:
-                self._forget()
-
-    def _draw_pair(
-        self,
-        social: Sequence[int],
-        s_count: int,
-        near_count: int,
-        near_total: float,
-        rng: np.random.Generator,
-    ) -> Pair:
-        """The rest of :meth:`EmpowermentAgent._choose`, on what :func:`kernels.decide`
-        prepared."""
-        live = self.live
-        x, count, total, squares = live.x, live.count, live.total, live.squares
-        if not social:
-            if not count:
-                return self._choose_worthless(social, rng)
-            return self._row_pair(
-                int(live.rows[self._softmax_draw(x, count, total, squares, None, rng)])
-            )
-        s_x = self._options_room.values[:s_count] if s_count else None
-        if not count and s_x is None:
-            return self._choose_worthless(social, rng)
-        index = live.rows
-        # the coin is drawn first, always (with bias=unowned there are no near rows)
-        if rng.random() < self.p_social and (near_count or s_x is not None):
-            index, x = self._near_room.first(near_count)
-            count, total, squares = near_count, near_total, float(x @ x)
-            self.steered = True
-        j = self._softmax_draw(x, count, total, squares, s_x, rng)
-        if j < x.size:
-            return self._row_pair(int(index[j]))
-        p = int(self._options_room.positions[j - x.size])
-        return int(self.tables.pair_lo[p]), int(self.tables.pair_hi[p])
 
     def _knowledge(self) -> Knowledge:
         """What the learning kernels read and change: (known, row_of, item, owned), the

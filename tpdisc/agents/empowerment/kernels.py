@@ -13,8 +13,6 @@ cached machine code, and its cache notices changes to this file only.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from tpdisc.agents.compiled import inline, kernel
@@ -758,112 +756,6 @@ def split_social(social: np.ndarray, owned: np.ndarray) -> int:
     for i in range(n_others):
         social[n_owned + i] = others[i]
     return n_owned
-
-
-@kernel
-def decide(
-    agent: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    live: tuple[np.ndarray, np.ndarray],
-    numbers: tuple[int, float, float, bool],
-    n_rows: int,
-    live_room: tuple[np.ndarray, np.ndarray],
-    pending: Any,
-    social: Any,
-    near: Any,
-) -> tuple[int, float, float, bool, int, bool, int, int, int, float]:
-    """Everything a decision needs before its random draws, in one call: what is known for
-    this choice only (:func:`know_for_now`), the live options rebuilt when they must be
-    (:func:`live_options`; the caller takes their sum of squares from BLAS), the social
-    items split (:func:`split_social`), the pairs needing those the agent lacks and what
-    they are worth (:func:`social_prior`, :func:`social_options`), and the rows using
-    those it owns (:func:`near_social`), which the social bias may ask for. The same
-    operations as those kernels called one by one, in the same order, so the same bits.
-
-    ``agent`` = (known, row_of, item, owned), ``rows`` = (code, frozen, a, value),
-    ``live`` = (position, x) with its (count, total, squares, dirty) in ``numbers``.
-    ``pending`` = (pending, n_pending, undo ids, undo values) as :func:`know_for_now`
-    takes them, or None when nothing is known for this choice only. ``social`` = None
-    without social items, else (items, reordered in place: owned first; (inventory,
-    pair_id, tables, u, owned_weight, u_sum, n_owned, renormalise, any_usable, usable,
-    item) as :func:`social_prior` reads them; its store and how much of it is used; the
-    options' room, which gets their pair ids (not positions) and values). ``near`` = None,
-    or (slot, rows, values) for the near rows. Each None is compiled out (numba prunes
-    the branches on arguments that are None): a call pays for every array it passes,
-    about 0.1 µs each.
-
-    Returns (count, total, squares, dirty, n_undo) of the live options after what is
-    known for now, whether they were rebuilt, how many social options are worth
-    something, the store's use after, and the near rows' count and sum.
-    """
-    count, total, squares, dirty = numbers
-    n_undo = 0
-    if pending is not None:
-        waiting, n_pending, undo_ids, undo_values = pending
-        count, total, squares, dirty, n_undo = know_for_now(
-            waiting,
-            n_pending,
-            agent,
-            rows,
-            live,
-            count,
-            total,
-            squares,
-            dirty,
-            (undo_ids, undo_values),
-        )
-    rebuilt = dirty
-    if dirty:
-        room_rows, room_x = live_room
-        count, total = live_options(rows[3][:n_rows], n_rows, live[0], room_rows, room_x)
-        dirty = False
-    n_mine = s_count = used = near_count = 0
-    near_total = 0.0
-    if social is not None:
-        items, prior, store, used, options = social
-        inventory, pair_id, tables, u, owned_weight, u_sum, n_owned, renormalise = prior[:8]
-        any_usable, usable, item = prior[8:]
-        n_mine = split_social(items, agent[3])
-        if n_mine < items.size:
-            pid, values, used = social_prior(
-                items[n_mine:],
-                inventory,
-                pair_id,
-                tables,
-                u,
-                owned_weight,
-                u_sum,
-                n_owned,
-                renormalise,
-                store,
-                used,
-                usable,
-                item,
-                any_usable,
-            )
-            option_pid, option_x = options
-            s_count = social_options(
-                pid, values, agent[0], agent[2], agent[3], option_pid, option_x
-            )
-            for i in range(s_count):
-                option_pid[i] = pid[option_pid[i]]
-        if near is not None and n_mine:
-            slot, near_rows, near_x = near
-            near_count, near_total = near_social(
-                items[:n_mine], slot, inventory.size, rows[3], near_rows, near_x
-            )
-    return (
-        count,
-        total,
-        squares,
-        dirty,
-        n_undo,
-        rebuilt,
-        s_count,
-        used,
-        near_count,
-        near_total,
-    )
 
 
 @kernel

@@ -145,9 +145,7 @@ class SocialPairs:
 
     def reserve(self, blocks: int, m: int) -> None:
         """Room for ``blocks`` new blocks for an inventory of ``m`` elements."""
-        need = self.used + blocks * (2 * m + 8)
-        if need > self.pid.shape[0]:  # checked here first: this runs at most decisions
-            _grow(self, ("pid", "top", "terms"), self.used, need)
+        _grow(self, ("pid", "top", "terms"), self.used, self.used + blocks * (2 * m + 8))
 
     def forget(self, e: int) -> None:
         self.block[e, 1] = 0
@@ -172,39 +170,27 @@ class LiveOptions:
         self.total = self.squares = 0.0
         self.dirty = True
         self.position = np.empty(0, dtype=np.int32)  # by row: its place in ``rows``, or -1
-        self.room = Scratch()  # what ``rows`` and ``x`` view on the compiled path
+        self._room = Scratch()  # what ``rows`` and ``x`` view on the compiled path
         self._x, self._position = self.x.data, self.position.data
-
-    def reserve(self, n: int) -> None:
-        """Room for ``n`` rows: their places, and the compiled path's options."""
-        if self.position.size < n:
-            self.position = np.empty(max(n, 2 * self.position.size), dtype=np.int32)
-        self.room.reserve(n)
 
     def rebuild(self, values: np.ndarray, compiled: bool) -> None:
         n = values.size
-        self.reserve(n)
+        if self.position.size < n:
+            self.position = np.empty(max(n, 2 * self.position.size), dtype=np.int32)
         if compiled:
-            room = self.room
-            self.rebuilt(
-                *kernels.live_options(values, n, self.position, room.positions, room.values)
+            room = self._room
+            room.reserve(n)
+            self.count, self.total = kernels.live_options(
+                values, n, self.position, room.positions, room.values
             )
-            return
-        self.rows = np.flatnonzero(values > ZERO)
-        self.x = values.take(self.rows)
-        self.count = self.rows.size
-        self.total = float(self.x.sum())
-        self.position[:n] = -1
-        self.position[self.rows] = np.arange(self.count, dtype=np.int32)
-        self._rebuilt()
-
-    def rebuilt(self, count: int, total: float) -> None:
-        """Take a rebuild the kernels made into ``room`` (``count`` options worth ``total``)."""
-        self.rows, self.x = self.room.first(count)
-        self.count, self.total = count, total
-        self._rebuilt()
-
-    def _rebuilt(self) -> None:
+            self.rows, self.x = room.first(self.count)
+        else:
+            self.rows = np.flatnonzero(values > ZERO)
+            self.x = values.take(self.rows)
+            self.count = self.rows.size
+            self.total = float(self.x.sum())
+            self.position[:n] = -1
+            self.position[self.rows] = np.arange(self.count, dtype=np.int32)
         self.squares = float(self.x @ self.x)  # BLAS: numpy's bits on either path
         self._x, self._position = self.x.data, self.position.data
         self.dirty = False
