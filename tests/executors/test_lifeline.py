@@ -74,7 +74,7 @@ def assert_all_gone(tree: Tree, seconds: float = 15.0) -> None:
     while still_running(tree) and time.monotonic() < deadline:
         time.sleep(0.2)
     left = still_running(tree)
-    assert not left, f"left running: {[_cmdline(p)[:150] for p in left]}"
+    assert not left, f"left running: {[cmdline(p)[:150] for p in left]}"
 
 
 def kill_all(tree: Tree) -> None:
@@ -83,7 +83,7 @@ def kill_all(tree: Tree) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _cmdline(pid: int) -> str:
+def cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             return fh.read().replace(b"\0", b" ").decode(errors="replace")
@@ -92,7 +92,7 @@ def _cmdline(pid: int) -> str:
 
 
 def sandboxes(tree: Tree) -> list[int]:
-    return [pid for pid in tree if "tpdisc.sandbox.zygote" in _cmdline(pid)]
+    return [pid for pid in tree if "tpdisc.sandbox.zygote" in cmdline(pid)]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:

@@ -24,6 +24,7 @@ from tests.conftest import TOY
 from tests.executors.test_lifeline import (
     Tree,
     assert_all_gone,
+    cmdline,
     descendants,
     environment,
     kill_all,
@@ -469,6 +470,40 @@ def test_an_object_lost_ends_the_run_as_the_cluster_lost_not_as_a_task_error(
     assert not from_driver.poll()
     for end in (inbox, to_driver, from_driver, outbox):
         end.close()
+
+
+def test_a_driver_ended_without_its_cleanup_leaves_nothing_of_its_ray_instance(
+    recipes: Path, tmp_path: Path
+) -> None:
+    """Ray ends its driver's process from C++ when the local raylet goes (no ``finally``
+    runs there, so the driver kills nothing below it): what it started is still in its
+    session, and the command ends that too, at once, not when Ray's agents notice (2 s
+    and more)."""
+    command = tpdisc("evaluate", "paired", "asocial", "--sims", "5000", "--steps", "40",
+                     "--agents", "4", "--agent-type", "stochastic", "--recipes", recipes,
+                     "--executor", "ray")  # fmt: skip
+    process = subprocess.Popen(
+        command, env=environment(tmp_path), stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    tree: Tree = {}
+    try:
+        agents = ("ray::DashboardA", "ray::RuntimeEnv")
+        wait_for(
+            lambda: all(named(descendants(process.pid), a) for a in agents), 120, "Ray's agents"
+        )
+        wait_for(lambda: bool(named(descendants(process.pid), "ray::run_on_ray")), 120, "a task")
+        tree = descendants(process.pid)
+        (driver,) = [pid for pid in tree if "tpdisc.executors.ray_driver" in cmdline(pid)]
+        os.kill(driver, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 1
+        assert ends_in_one_error(stderr).startswith(LOST)
+        assert_all_gone(tree, 1.0)
+    finally:
+        process.kill()
+        process.wait()
+        kill_all(tree)
 
 
 def test_a_killed_command_leaves_nothing_of_its_ray_instance(recipes: Path, tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from tpdisc.executors.base import (
     Task,
     run_in_worker,
 )
+from tpdisc.executors.ray_driver import kill_session
 
 # How long to wait for a cluster named by --address to answer, by default.
 CONNECT_TIMEOUT = 30.0
@@ -233,9 +234,13 @@ class RayExecutor(Executor):
 
     def _kill_driver(self) -> None:
         driver, self._driver = self._driver, None
-        if driver is not None and driver.poll() is None:
-            driver.kill()  # its lifeline is the command, not this: it kills nothing below
-            driver.wait()
+        if driver is not None:
+            if driver.poll() is None:
+                driver.kill()  # its lifeline is the command, not this: it kills nothing below
+                driver.wait()
+            # Killed here, or ended by Ray from C++: either way it cleaned up nothing, and
+            # what it started of a local instance is left in its session.
+            kill_session(driver.pid)
         self._close_pipes()
 
     def _close_pipes(self) -> None:
