@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TOY
+from tpdisc.executors.lifeline import kill_session, session_members
 
 # Every process is named by its pid and its start time (a pid may be reused).
 Tree = dict[int, str]
@@ -286,4 +287,26 @@ def test_a_run_interrupted_anywhere_leaves_a_pool_that_closes(tmp_path: Path) ->
         tree = descendants(owner.pid)
         owner.kill()
         owner.wait()
+        kill_all(tree)
+
+
+def test_kill_session_ends_what_a_leader_that_died_left_in_its_session() -> None:
+    """A session leader killed without cleaning up (as Ray ends its driver) leaves its
+    child re-parented away from it, but still in its session: kill_session ends it."""
+    child = "[sys.executable, '-c', 'import time; time.sleep(60)']"
+    script = f"import subprocess, sys, time; subprocess.Popen({child}); time.sleep(60)"
+    leader = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    tree: Tree = {}
+    try:
+        wait_for(lambda: bool(descendants(leader.pid)), 30, "the leader's child")
+        tree = descendants(leader.pid)
+        leader.kill()
+        leader.wait()
+        assert session_members(leader.pid) == list(tree)  # orphaned, still in the session
+        kill_session(leader.pid)
+        assert not still_running(tree)
+        assert session_members(leader.pid) == []
+    finally:
+        leader.kill()
+        leader.wait()
         kill_all(tree)

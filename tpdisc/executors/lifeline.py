@@ -1,5 +1,5 @@
-"""Processes that end with the one they serve: a pool's workers, and the forkserver that
-forks them.
+"""Processes that end with the one they serve: a pool's workers, the forkserver that forks
+them, and what a Ray driver that Ray ended itself left in its session (:func:`kill_session`).
 
 Idle workers block on a queue whose write end they hold themselves, and the forkserver
 lives as long as any worker does (each holds its "alive" pipe): once the pool's owner is
@@ -19,6 +19,7 @@ Waiting uses a pidfd (Linux 5.3+); elsewhere a thread checks twice a second.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import select
@@ -87,3 +88,38 @@ def pool_worker(owner: int) -> None:
     if parent != owner:
         kill_with_parent(parent)
     exit_with(owner)
+
+
+def session_members(sid: int) -> list[int]:
+    """The live processes of session ``sid`` (from /proc; zombies left out)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 3 and fields[0] != b"Z" and fields[3] == str(sid).encode():
+            members.append(int(entry))
+    return members
+
+
+def kill_session(sid: int, rounds: int = 50) -> None:
+    """SIGKILL every process of session ``sid`` until none is left.
+
+    A Ray driver (:mod:`tpdisc.executors.ray_driver`) is a session of its own, and the
+    local Ray instance it starts stays in it. When Ray ends the driver from C++ (no
+    ``finally`` runs, so its :func:`~tpdisc.executors.ray_driver.kill_below` does not),
+    those processes are re-parented away from it but not out of its session: the command
+    ends them with this, at once, where Ray's agents would only notice after seconds
+    (several times that on a busy machine)."""
+    for _ in range(rounds):
+        members = session_members(sid)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.02)

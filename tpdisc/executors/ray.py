@@ -39,7 +39,7 @@ from tpdisc.executors.base import (
     Task,
     run_in_worker,
 )
-from tpdisc.executors.ray_driver import kill_session
+from tpdisc.executors.lifeline import kill_session
 
 # How long to wait for a cluster named by --address to answer, by default.
 CONNECT_TIMEOUT = 30.0

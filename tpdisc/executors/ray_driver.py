@@ -82,40 +82,6 @@ def kill_below(pid: int, rounds: int = 50) -> None:
         time.sleep(0.02)
 
 
-def session_members(sid: int) -> list[int]:
-    """The live processes of session ``sid`` (from /proc; zombies left out)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 3 and fields[0] != b"Z" and fields[3] == str(sid).encode():
-            members.append(int(entry))
-    return members
-
-
-def kill_session(sid: int, rounds: int = 50) -> None:
-    """SIGKILL every process of session ``sid`` until none is left.
-
-    The command starts this driver as a session of its own, and a local Ray instance's
-    processes stay in it. When Ray ends the driver from C++ (no ``finally`` runs, so
-    :func:`kill_below` does not), they are re-parented away from it but not out of its
-    session: the command ends them with this, at once, where Ray's agents would only
-    notice after seconds (several times that on a busy machine)."""
-    for _ in range(rounds):
-        members = session_members(sid)
-        if not members:
-            return
-        for pid in members:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.02)
-
-
 def _end_with(owner: int) -> None:
     """End this process, and everything below it, as soon as ``owner`` ends."""
 
