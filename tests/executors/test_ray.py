@@ -472,6 +472,22 @@ def test_an_object_lost_ends_the_run_as_the_cluster_lost_not_as_a_task_error(
         end.close()
 
 
+def long_evaluation_on_ray(recipes: Path, tmp_path: Path, stderr: int) -> subprocess.Popen[str]:
+    """A command that runs tasks on a local Ray instance for longer than a test waits."""
+    command = tpdisc("evaluate", "paired", "asocial", "--sims", "5000", "--steps", "40",
+                     "--agents", "4", "--agent-type", "stochastic", "--recipes", recipes,
+                     "--executor", "ray")  # fmt: skip
+    return subprocess.Popen(
+        command, env=environment(tmp_path), stdout=subprocess.DEVNULL, stderr=stderr, text=True
+    )
+
+
+def wait_for_agents(process: subprocess.Popen[str]) -> None:
+    """Until Ray's dashboard and runtime-env agents run below ``process``."""
+    agents = ("ray::DashboardA", "ray::RuntimeEnv")
+    wait_for(lambda: all(named(descendants(process.pid), a) for a in agents), 120, "Ray's agents")
+
+
 def test_a_driver_ended_without_its_cleanup_leaves_nothing_of_its_ray_instance(
     recipes: Path, tmp_path: Path
 ) -> None:
@@ -479,19 +495,10 @@ def test_a_driver_ended_without_its_cleanup_leaves_nothing_of_its_ray_instance(
     runs there, so the driver kills nothing below it): what it started is still in its
     session, and the command ends that too, at once, not when Ray's agents notice (2 s
     and more)."""
-    command = tpdisc("evaluate", "paired", "asocial", "--sims", "5000", "--steps", "40",
-                     "--agents", "4", "--agent-type", "stochastic", "--recipes", recipes,
-                     "--executor", "ray")  # fmt: skip
-    process = subprocess.Popen(
-        command, env=environment(tmp_path), stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    process = long_evaluation_on_ray(recipes, tmp_path, subprocess.PIPE)
     tree: Tree = {}
     try:
-        agents = ("ray::DashboardA", "ray::RuntimeEnv")
-        wait_for(
-            lambda: all(named(descendants(process.pid), a) for a in agents), 120, "Ray's agents"
-        )
+        wait_for_agents(process)
         wait_for(lambda: bool(named(descendants(process.pid), "ray::run_on_ray")), 120, "a task")
         tree = descendants(process.pid)
         (driver,) = [pid for pid in tree if "tpdisc.executors.ray_driver" in cmdline(pid)]
@@ -507,20 +514,10 @@ def test_a_driver_ended_without_its_cleanup_leaves_nothing_of_its_ray_instance(
 
 
 def test_a_killed_command_leaves_nothing_of_its_ray_instance(recipes: Path, tmp_path: Path) -> None:
-    command = tpdisc("evaluate", "paired", "asocial", "--sims", "5000", "--steps", "40",
-                     "--agents", "4", "--agent-type", "stochastic", "--recipes", recipes,
-                     "--executor", "ray")  # fmt: skip
-    process = subprocess.Popen(
-        command, env=environment(tmp_path), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    process = long_evaluation_on_ray(recipes, tmp_path, subprocess.DEVNULL)
     tree: Tree = {}
     try:
-        # Ray's agents, which outlived a killed command for a minute, are up.
-        agents = ("ray::DashboardA", "ray::RuntimeEnv")
-        wait_for(
-            lambda: all(named(descendants(process.pid), a) for a in agents), 120, "Ray's agents"
-        )
+        wait_for_agents(process)  # Ray's agents outlived a killed command for a minute
         tree = descendants(process.pid)
         assert named(tree, "raylet") and named(tree, "gcs_server")
         process.kill()

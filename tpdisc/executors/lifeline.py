@@ -115,11 +115,21 @@ def kill_session(sid: int, rounds: int = 50) -> None:
     those processes are re-parented away from it but not out of its session: the command
     ends them with this, at once, where Ray's agents would only notice after seconds
     (several times that on a busy machine)."""
+    kill_until_none(lambda: session_members(sid), rounds)
+
+
+def kill_until_none(find: Callable[[], list[int]], rounds: int = 50) -> None:
+    """SIGKILL the processes ``find`` lists until it lists none (a dying process may still
+    start one), reaping those that are this process's children, so that none lingers as
+    a zombie."""
     for _ in range(rounds):
-        members = session_members(sid)
-        if not members:
+        found = find()
+        if not found:
             return
-        for pid in members:
+        for pid in found:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        for pid in found:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
         time.sleep(0.02)

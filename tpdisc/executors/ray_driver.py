@@ -69,17 +69,7 @@ def descendants(pid: int) -> list[int]:
 def kill_below(pid: int, rounds: int = 50) -> None:
     """SIGKILL every process below ``pid`` until none is left (a dying raylet may still
     start one)."""
-    for _ in range(rounds):
-        below = descendants(pid)
-        if not below:
-            return
-        for child in below:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGKILL)
-        for child in below:  # reap those that are ours, so that none lingers as a zombie
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(child, os.WNOHANG)
-        time.sleep(0.02)
+    lifeline.kill_until_none(lambda: descendants(pid), rounds)
 
 
 def _end_with(owner: int) -> None:
