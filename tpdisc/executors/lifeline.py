@@ -27,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 POLL_SECONDS = 0.5
 PR_SET_PDEATHSIG = 1
@@ -90,9 +90,9 @@ def pool_worker(owner: int) -> None:
     exit_with(owner)
 
 
-def session_members(sid: int) -> list[int]:
-    """The live processes of session ``sid`` (from /proc; zombies left out)."""
-    members = []
+def process_stats() -> Iterator[tuple[int, list[bytes]]]:
+    """Every process's pid and the fields of its ``/proc/PID/stat`` after the name (state,
+    ppid, pgrp, session, ...); the name, in parentheses, may hold spaces."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -101,12 +101,17 @@ def session_members(sid: int) -> list[int]:
                 fields = stat.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if len(fields) > 3 and fields[0] != b"Z" and fields[3] == str(sid).encode():
-            members.append(int(entry))
-    return members
+        if len(fields) > 3:
+            yield int(entry), fields
 
 
-def kill_session(sid: int, rounds: int = 50) -> None:
+def session_members(sid: int) -> list[int]:
+    """The live processes of session ``sid`` (zombies left out)."""
+    session = str(sid).encode()
+    return [pid for pid, fields in process_stats() if fields[0] != b"Z" and fields[3] == session]
+
+
+def kill_session(sid: int) -> None:
     """SIGKILL every process of session ``sid`` until none is left.
 
     A Ray driver (:mod:`tpdisc.executors.ray_driver`) is a session of its own, and the
@@ -115,7 +120,7 @@ def kill_session(sid: int, rounds: int = 50) -> None:
     those processes are re-parented away from it but not out of its session: the command
     ends them with this, at once, where Ray's agents would only notice after seconds
     (several times that on a busy machine)."""
-    kill_until_none(lambda: session_members(sid), rounds)
+    kill_until_none(lambda: session_members(sid))
 
 
 def kill_until_none(find: Callable[[], list[int]], rounds: int = 50) -> None:

@@ -238,8 +238,8 @@ class RayExecutor(Executor):
             if driver.poll() is None:
                 driver.kill()  # its lifeline is the command, not this: it kills nothing below
                 driver.wait()
-            # Killed here, or ended by Ray from C++: either way it cleaned up nothing, and
-            # what it started of a local instance is left in its session.
+            # Killed here or ended by Ray from C++, the driver cleaned up nothing: what it
+            # started of a local instance is left in its session (after a clean end, nothing).
             kill_session(driver.pid)
         self._close_pipes()
 

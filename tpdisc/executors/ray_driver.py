@@ -48,16 +48,8 @@ NODE_CHECK_SECONDS = 5.0
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid``, parents before their children (from /proc)."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                # The name, in parentheses, may hold spaces: the fields follow its last ')'.
-                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
+    for child, fields in lifeline.process_stats():
+        children.setdefault(int(fields[1]), []).append(child)
     found, queue = [], [pid]
     while queue:
         for child in children.get(queue.pop(), []):
